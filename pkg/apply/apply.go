@@ -1,0 +1,247 @@
+// Package apply writes and deletes objects across member clusters the way every kubectl-mcs
+// command does: ownership checked first (never touch what we did not create), then server-side
+// apply with strict field validation, kubectl's dry-run semantics and output formats.
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+// Item is one object in one cluster.
+type Item struct {
+	Cluster string
+	Client  dynamic.Interface
+	GVR     schema.GroupVersionResource
+	Object  *unstructured.Unstructured
+}
+
+// Ref names the item the way errors and output do: cluster "member1": serviceexport.multicluster.x-k8s.io demo/serve.
+func (it Item) Ref() string {
+	return fmt.Sprintf("cluster %q: %s %s", it.Cluster, resourceName(it.GVR), namespacedName(it.Object))
+}
+
+func (it Item) resource() dynamic.ResourceInterface {
+	if ns := it.Object.GetNamespace(); ns != "" {
+		return it.Client.Resource(it.GVR).Namespace(ns)
+	}
+	return it.Client.Resource(it.GVR)
+}
+
+// Flags are the write flags every writing command shares.
+type Flags struct {
+	DryRun       cmdutil.DryRunStrategy
+	FieldManager string
+	Output       string
+}
+
+// AddFlags registers --dry-run, --field-manager and -o.
+func AddFlags(cmd *cobra.Command, f *Flags) {
+	cmdutil.AddDryRunFlag(cmd)
+	cmd.Flags().StringVar(&f.FieldManager, "field-manager", names.FieldManager, "Name of the manager used to track field ownership (server-side apply).")
+	cmd.Flags().StringVarP(&f.Output, "output", "o", "", "Output format. One of: (json, yaml, name).")
+}
+
+// Complete reads --dry-run from the command.
+func (f *Flags) Complete(cmd *cobra.Command) error {
+	var err error
+	f.DryRun, err = cmdutil.GetDryRunStrategy(cmd)
+	return err
+}
+
+// Validate checks the output format.
+func (f *Flags) Validate() error {
+	switch f.Output {
+	case "", "name", "yaml", "json":
+		return nil
+	}
+	return fmt.Errorf("--output %q: must be one of json, yaml, name", f.Output)
+}
+
+// Partition splits items into those that are absent or ours and those that exist without our
+// managed-by label.
+func Partition(ctx context.Context, items []Item) (ours, foreign []Item, err error) {
+	for _, it := range items {
+		cur, err := it.resource().Get(ctx, it.Object.GetName(), metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+			ours = append(ours, it)
+		case err != nil:
+			return nil, nil, fmt.Errorf("%s: %w", it.Ref(), err)
+		case names.IsManaged(cur.GetLabels()):
+			ours = append(ours, it)
+		default:
+			foreign = append(foreign, it)
+		}
+	}
+	return ours, foreign, nil
+}
+
+// CheckOwnership fails, naming the object, when any item already exists without our managed-by
+// label. Run it on every item before the first write so that nothing is half written.
+func CheckOwnership(ctx context.Context, items []Item) error {
+	_, foreign, err := Partition(ctx, items)
+	if err != nil {
+		return err
+	}
+	if len(foreign) > 0 {
+		return fmt.Errorf("%s exists and was not created by kubectl-mcs (no %s=%s label); refusing to change it",
+			foreign[0].Ref(), names.ManagedByLabel, names.ManagedByValue)
+	}
+	return nil
+}
+
+// Apply server-side applies every item (or only prints it under --dry-run=client) and prints
+// the result in the chosen format.
+func (f *Flags) Apply(ctx context.Context, out io.Writer, items []Item) error {
+	var printed []Item
+	for _, it := range items {
+		res := it.Object
+		if f.DryRun != cmdutil.DryRunClient {
+			data, err := json.Marshal(it.Object.Object)
+			if err != nil {
+				return fmt.Errorf("%s: %w", it.Ref(), err)
+			}
+			force := true // only our own objects reach here (CheckOwnership)
+			opts := metav1.PatchOptions{FieldManager: f.FieldManager, Force: &force, FieldValidation: "Strict"}
+			if f.DryRun == cmdutil.DryRunServer {
+				opts.DryRun = []string{metav1.DryRunAll}
+			}
+			res, err = it.resource().Patch(ctx, it.Object.GetName(), types.ApplyPatchType, data, opts)
+			if err != nil {
+				return fmt.Errorf("%s: %w", it.Ref(), err)
+			}
+		}
+		printed = append(printed, Item{Cluster: it.Cluster, GVR: it.GVR, Object: res})
+		if f.Output == "" || f.Output == "name" {
+			f.printLine(out, it, "serverside-applied")
+		}
+	}
+	return f.printObjects(out, printed)
+}
+
+// Delete removes items that exist and carry our label; others are reported and left alone.
+func (f *Flags) Delete(ctx context.Context, out, errOut io.Writer, items []Item) error {
+	for _, it := range items {
+		cur, err := it.resource().Get(ctx, it.Object.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("%s: %w", it.Ref(), err)
+		}
+		if !names.IsManaged(cur.GetLabels()) {
+			fmt.Fprintf(errOut, "Warning: %s was not created by kubectl-mcs; left alone\n", it.Ref())
+			continue
+		}
+		if f.DryRun != cmdutil.DryRunClient {
+			opts := metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr(cur.GetUID())}}
+			if f.DryRun == cmdutil.DryRunServer {
+				opts.DryRun = []string{metav1.DryRunAll}
+			}
+			if err := it.resource().Delete(ctx, it.Object.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("%s: %w", it.Ref(), err)
+			}
+		}
+		f.printLine(out, it, "deleted")
+	}
+	return nil
+}
+
+func (f *Flags) printLine(out io.Writer, it Item, op string) {
+	name := resourceName(it.GVR) + "/" + it.Object.GetName()
+	if f.Output == "name" {
+		fmt.Fprintln(out, name)
+		return
+	}
+	switch f.DryRun {
+	case cmdutil.DryRunClient:
+		op += " (dry run)"
+	case cmdutil.DryRunServer:
+		op += " (server dry run)"
+	}
+	ns := ""
+	if n := it.Object.GetNamespace(); n != "" {
+		ns = " -n " + n
+	}
+	fmt.Fprintf(out, "%s: %s %s%s\n", it.Cluster, name, op, ns)
+}
+
+// printObjects writes yaml documents, each headed by a comment naming its cluster, or one JSON
+// List, in the order applied.
+func (f *Flags) printObjects(out io.Writer, items []Item) error {
+	switch f.Output {
+	case "yaml":
+		for _, it := range items {
+			b, err := yaml.Marshal(clean(it.Object).Object)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "---\n# cluster: %s\n%s", it.Cluster, b)
+		}
+	case "json":
+		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{}}
+		for _, it := range items {
+			list["items"] = append(list["items"].([]any), clean(it.Object).Object)
+		}
+		b, err := json.MarshalIndent(list, "", "    ")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(out, string(b))
+	}
+	return nil
+}
+
+// clean drops managedFields, as kubectl does by default.
+func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
+	c := u.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
+	return c
+}
+
+// singular maps the plural resources we write to kubectl's singular names.
+var singular = map[string]string{
+	"serviceexports":            "serviceexport",
+	"serviceimports":            "serviceimport",
+	"multiclusterservices":      "multiclusterservice",
+	"propagationpolicies":       "propagationpolicy",
+	"customresourcedefinitions": "customresourcedefinition",
+	"services":                  "service",
+	"endpointslices":            "endpointslice",
+}
+
+func resourceName(gvr schema.GroupVersionResource) string {
+	r, ok := singular[gvr.Resource]
+	if !ok {
+		r = strings.TrimSuffix(gvr.Resource, "s")
+	}
+	if gvr.Group == "" {
+		return r
+	}
+	return r + "." + gvr.Group
+}
+
+func namespacedName(u *unstructured.Unstructured) string {
+	if ns := u.GetNamespace(); ns != "" {
+		return ns + "/" + u.GetName()
+	}
+	return u.GetName()
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,150 @@
+// Package initcmd implements `kubectl mcs init`.
+package initcmd
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+var (
+	long = templates.LongDesc(`
+		Install the ServiceExport and ServiceImport CRDs shipped with sigs.k8s.io/mcs-api into every
+		member of the clusterset, by server-side apply. Running it again changes nothing. CRDs that
+		are already installed by someone else (Karmada, another MCS controller) are left alone.`)
+	example = templates.Examples(`
+		# Install the CRDs into three clusters
+		kubectl mcs init --contexts=member1,member2,member3
+
+		# Show what would be installed
+		kubectl mcs init --contexts=member1 --dry-run=client -o yaml`)
+)
+
+// Options holds init's flags and state.
+type Options struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	Clusterset  clusterset.Flags
+	Write       apply.Flags
+	Wait        time.Duration
+
+	members []*clusterset.Member
+	genericiooptions.IOStreams
+}
+
+// NewCmdInit returns the init command.
+func NewCmdInit(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{ConfigFlags: flags, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:     "init --contexts=CTX[=ID],...",
+		Short:   "Install the ServiceExport/ServiceImport CRDs into every member cluster",
+		Long:    long,
+		Example: example,
+		Args:    cobra.NoArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			cmdutil.CheckErr(o.Complete(cmd))
+			cmdutil.CheckErr(o.Validate())
+			cmdutil.CheckErr(o.Run(cmd.Context()))
+		},
+	}
+	o.Clusterset.AddFlags(cmd.Flags())
+	apply.AddFlags(cmd, &o.Write)
+	cmd.Flags().DurationVar(&o.Wait, "wait", 30*time.Second, "How long to wait for the CRDs to become Established (0: do not wait).")
+	return cmd
+}
+
+// Complete resolves and connects the clusterset.
+func (o *Options) Complete(cmd *cobra.Command) error {
+	if err := o.Write.Complete(cmd); err != nil {
+		return err
+	}
+	loader := &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset}
+	refs, err := loader.Refs(true)
+	if err != nil {
+		return err
+	}
+	o.members = loader.Connect(cmd.Context(), refs)
+	return nil
+}
+
+// Validate checks flags and that every member is reachable: init is all or nothing.
+func (o *Options) Validate() error {
+	if err := o.Write.Validate(); err != nil {
+		return err
+	}
+	return clusterset.FirstError(o.members)
+}
+
+// Run applies the CRDs to every member.
+func (o *Options) Run(ctx context.Context) error {
+	crds, err := mcsapi.CRDs()
+	if err != nil {
+		return err
+	}
+	var items []apply.Item
+	for _, m := range o.members {
+		for _, crd := range crds {
+			c := crd.DeepCopy()
+			labels := c.GetLabels()
+			if labels == nil {
+				labels = map[string]string{}
+			}
+			labels[names.ManagedByLabel] = names.ManagedByValue
+			c.SetLabels(labels)
+			items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.CRDResource, Object: c})
+		}
+	}
+	ours, foreign, err := apply.Partition(ctx, items)
+	if err != nil {
+		return err
+	}
+	for _, it := range foreign {
+		fmt.Fprintf(o.ErrOut, "%s: customresourcedefinition/%s is already installed and not managed by kubectl-mcs; left alone\n", it.Cluster, it.Object.GetName())
+	}
+	if err := o.Write.Apply(ctx, o.Out, ours); err != nil {
+		return err
+	}
+	if o.Write.DryRun != cmdutil.DryRunNone || o.Wait == 0 {
+		return nil
+	}
+	for _, it := range ours {
+		if err := waitEstablished(ctx, it, o.Wait); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func waitEstablished(ctx context.Context, it apply.Item, timeout time.Duration) error {
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		cur, err := it.Client.Resource(it.GVR).Get(ctx, it.Object.GetName(), metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		conds, _, _ := unstructured.NestedSlice(cur.Object, "status", "conditions")
+		for _, c := range conds {
+			m, _ := c.(map[string]any)
+			if m["type"] == "Established" && m["status"] == "True" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%s: not Established after %s", it.Ref(), timeout)
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+// Package cmd assembles the kubectl-mcs command tree.
+package cmd
+
+import (
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/notyet"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/unexpose"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/version"
+)
+
+var long = templates.LongDesc(`
+	Multi-cluster Services for kubectl and karmadactl.
+
+	kubectl mcs writes the Multi-Cluster Services API objects (KEP-1645 ServiceExport and
+	ServiceImport) and Karmada's MultiClusterService and PropagationPolicy for you, and can itself
+	act as the MCS controller of a clusterset: a set of kubeconfig contexts named with --contexts.`)
+
+// NewCmdMCS returns the root command, `kubectl mcs`.
+func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
+	flags := genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300).WithDiscoveryQPS(50)
+	cmd := &cobra.Command{
+		Use:   "kubectl-mcs",
+		Short: "Multi-cluster Services (KEP-1645, Karmada) for kubectl",
+		Long:  long,
+		Annotations: map[string]string{
+			cobra.CommandDisplayNameAnnotation: "kubectl mcs",
+		},
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Run: func(cmd *cobra.Command, args []string) {
+			_ = cmd.Help()
+		},
+	}
+	flags.AddFlags(cmd.PersistentFlags())
+	cmd.AddCommand(
+		initcmd.NewCmdInit(flags, streams),
+		expose.NewCmdExpose(flags, streams),
+		unexpose.NewCmdUnexpose(flags, streams),
+		notyet.NewCmd("sync", "Reconcile the clusterset once, or keep it in sync with --watch (not yet implemented)"),
+		notyet.NewCmd("status", "Show the multi-cluster view of services (not yet implemented)"),
+		version.NewCmdVersion(streams),
+	)
+	return cmd
+}

@@ -1,0 +1,95 @@
+// Package version implements `kubectl mcs version`.
+package version
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/version"
+)
+
+// Info is the machine-readable version; its JSON field names are stable.
+type Info struct {
+	Version   string   `json:"version"`
+	Commit    string   `json:"commit"`
+	GoVersion string   `json:"goVersion"`
+	Platform  string   `json:"platform"`
+	APIs      []string `json:"apis"`
+}
+
+// Options holds `version`'s flags.
+type Options struct {
+	Output string
+	genericiooptions.IOStreams
+}
+
+var example = templates.Examples(`
+	# Print the version
+	kubectl mcs version
+
+	# Print it as JSON
+	kubectl mcs version -o json`)
+
+// NewCmdVersion returns the version command.
+func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:     "version",
+		Short:   "Print the version, commit and the API versions kubectl-mcs speaks",
+		Example: example,
+		Args:    cobra.NoArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			cmdutil.CheckErr(o.Validate())
+			cmdutil.CheckErr(o.Run())
+		},
+	}
+	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "One of: json, yaml")
+	return cmd
+}
+
+// Validate checks the output format.
+func (o *Options) Validate() error {
+	switch o.Output {
+	case "", "json", "yaml":
+		return nil
+	}
+	return fmt.Errorf("--output %q: must be one of json, yaml", o.Output)
+}
+
+// Run prints the version.
+func (o *Options) Run() error {
+	info := Info{
+		Version:   version.Version,
+		Commit:    version.Commit,
+		GoVersion: runtime.Version(),
+		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
+		APIs:      version.APIs,
+	}
+	switch o.Output {
+	case "json":
+		b, err := json.MarshalIndent(info, "", "  ")
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(o.Out, string(b))
+		return err
+	case "yaml":
+		b, err := yaml.Marshal(info)
+		if err != nil {
+			return err
+		}
+		_, err = o.Out.Write(b)
+		return err
+	}
+	_, err := fmt.Fprintf(o.Out, "kubectl-mcs %s (commit %s, %s, %s)\nAPIs: %s\n",
+		info.Version, info.Commit, info.GoVersion, info.Platform, strings.Join(info.APIs, ", "))
+	return err
+}

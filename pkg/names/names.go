@@ -1,0 +1,75 @@
+// Package names holds the labels, annotations and object names that kubectl-mcs writes, so that
+// every command and the sync engine agree on them.
+package names
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+)
+
+const (
+	// FieldManager is the default server-side apply field manager.
+	FieldManager = "kubectl-mcs"
+
+	// ManagedByLabel marks every object the plugin created; nothing without it is ever changed.
+	ManagedByLabel = "app.kubernetes.io/managed-by"
+	ManagedByValue = "kubectl-mcs"
+
+	// EndpointSliceManagedByLabel is the EndpointSlice API's own ownership label. Our value must
+	// differ from the in-tree controller's so that it leaves our slices alone.
+	EndpointSliceManagedByLabel = "endpointslice.kubernetes.io/managed-by"
+	EndpointSliceManagedByValue = "kubectl-mcs"
+
+	// DerivedServiceAnnotation on a ServiceImport names the derived Service behind it.
+	DerivedServiceAnnotation = "multicluster.kubernetes.io/derived-service"
+
+	derivedPrefix = "derived-"
+	maxLabelLen   = 63
+	hashLen       = 10
+)
+
+// DerivedServiceName is Karmada's "derived-NAME"; names that would pass the 63-character DNS label
+// limit are truncated and suffixed with a short hash so that distinct services stay distinct.
+func DerivedServiceName(service string) string {
+	return Truncate(derivedPrefix+service, maxLabelLen, service)
+}
+
+// Truncate returns name if it fits in max characters, else a prefix of it plus "-" and a hash of
+// key, max characters in all. The cut never leaves a trailing '-' before the hash.
+func Truncate(name string, max int, key string) string {
+	if len(name) <= max {
+		return name
+	}
+	h := Hash(key)
+	prefix := name[:max-hashLen-1]
+	for len(prefix) > 0 && prefix[len(prefix)-1] == '-' {
+		prefix = prefix[:len(prefix)-1]
+	}
+	return prefix + "-" + h
+}
+
+// Hash is a short, stable, DNS-label-safe digest of s.
+func Hash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])[:hashLen]
+}
+
+// IsManaged reports whether an object's labels say kubectl-mcs created it.
+func IsManaged(labels map[string]string) bool {
+	return labels[ManagedByLabel] == ManagedByValue ||
+		labels[EndpointSliceManagedByLabel] == EndpointSliceManagedByValue
+}
+
+// EndpointSliceName names the copy, made by sync, of source EndpointSlice slice from cluster for
+// service. The hash of cluster/slice is always present so that two copies never share a name however
+// the readable prefix is cut.
+func EndpointSliceName(service, cluster, slice string) string {
+	prefix := DerivedServiceName(service) + "-" + cluster
+	if len(prefix) > maxLabelLen-hashLen-1 {
+		prefix = prefix[:maxLabelLen-hashLen-1]
+	}
+	for len(prefix) > 0 && prefix[len(prefix)-1] == '-' {
+		prefix = prefix[:len(prefix)-1]
+	}
+	return prefix + "-" + Hash(cluster+"/"+slice)
+}

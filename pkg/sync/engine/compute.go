@@ -1,0 +1,433 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+type key = types.NamespacedName
+
+// clusterIndex is one cluster's objects by namespace/name.
+type clusterIndex struct {
+	*ClusterState
+	namespaces map[string]bool
+	exports    map[key]*mcsv1beta1.ServiceExport
+	services   map[key]*corev1.Service
+	imports    map[key]*mcsv1beta1.ServiceImport
+	slices     map[key]*discoveryv1.EndpointSlice
+	// sources are the unmanaged slices by namespace and kubernetes.io/service-name, sorted by name.
+	sources map[key][]*discoveryv1.EndpointSlice
+}
+
+func indexClusters(obs Observed) []*clusterIndex {
+	out := make([]*clusterIndex, 0, len(obs.Clusters))
+	for i := range obs.Clusters {
+		c := &obs.Clusters[i]
+		ci := &clusterIndex{
+			ClusterState: c,
+			namespaces:   map[string]bool{},
+			exports:      map[key]*mcsv1beta1.ServiceExport{},
+			services:     map[key]*corev1.Service{},
+			imports:      map[key]*mcsv1beta1.ServiceImport{},
+			slices:       map[key]*discoveryv1.EndpointSlice{},
+			sources:      map[key][]*discoveryv1.EndpointSlice{},
+		}
+		for _, ns := range c.Namespaces {
+			ci.namespaces[ns] = true
+		}
+		for _, o := range c.ServiceExports {
+			// A terminating export is already unexported as far as consumers are concerned.
+			if o.DeletionTimestamp == nil {
+				ci.exports[key{Namespace: o.Namespace, Name: o.Name}] = o
+			}
+		}
+		for _, o := range c.Services {
+			ci.services[key{Namespace: o.Namespace, Name: o.Name}] = o
+		}
+		for _, o := range c.ServiceImports {
+			ci.imports[key{Namespace: o.Namespace, Name: o.Name}] = o
+		}
+		for _, o := range c.EndpointSlices {
+			ci.slices[key{Namespace: o.Namespace, Name: o.Name}] = o
+			svc := o.Labels[discoveryv1.LabelServiceName]
+			if svc == "" || names.IsManaged(o.Labels) {
+				continue // our own copies are never sources: that would loop
+			}
+			k := key{Namespace: o.Namespace, Name: svc}
+			ci.sources[k] = append(ci.sources[k], o)
+		}
+		for _, s := range ci.sources {
+			sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
+		}
+		out = append(out, ci)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// Compute merges the observed clusters into the desired state. It is deterministic: the order of
+// clusters and of objects within them does not change the result.
+func Compute(obs Observed) Desired {
+	idx := indexClusters(obs)
+	d := Desired{Clusters: map[string]*ClusterDesired{}}
+	for _, ci := range idx {
+		if ci.Reachable {
+			d.Clusters[ci.ID] = &ClusterDesired{ExportConditions: map[key][]metav1.Condition{}}
+		}
+	}
+
+	keySet := map[key]bool{}
+	for _, ci := range idx {
+		for k := range ci.exports {
+			keySet[k] = true
+		}
+	}
+	keys := make([]key, 0, len(keySet))
+	for k := range keySet {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].Namespace != keys[j].Namespace {
+			return keys[i].Namespace < keys[j].Namespace
+		}
+		return keys[i].Name < keys[j].Name
+	})
+
+	for _, k := range keys {
+		computeService(obs.Now, idx, &d, k)
+	}
+
+	sort.SliceStable(d.Conflicts, func(i, j int) bool {
+		a, b := d.Conflicts[i], d.Conflicts[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Service != b.Service {
+			return a.Service < b.Service
+		}
+		return a.Reason < b.Reason
+	})
+	for _, cd := range d.Clusters {
+		sortDesired(cd)
+	}
+	return d
+}
+
+func computeService(now metav1.Time, idx []*clusterIndex, d *Desired, k key) {
+	var cons []constituent
+	for _, ci := range idx {
+		exp := ci.exports[k]
+		if exp == nil {
+			continue
+		}
+		svc := ci.services[k]
+		var invalid *metav1.Condition
+		switch {
+		case svc == nil || names.IsManaged(svc.Labels):
+			// A Service we wrote (a derived one) is never a source, exactly like our slices.
+			invalid = &metav1.Condition{Status: metav1.ConditionFalse, Reason: string(mcsv1beta1.ServiceExportReasonNoService),
+				Message: fmt.Sprintf("Service %q not found in namespace %q.", k.Name, k.Namespace)}
+		case svc.Spec.Type == corev1.ServiceTypeExternalName:
+			invalid = &metav1.Condition{Status: metav1.ConditionFalse, Reason: string(mcsv1beta1.ServiceExportReasonInvalidServiceType),
+				Message: fmt.Sprintf("Service %q is of type ExternalName, which cannot be exported.", k.Name)}
+		}
+		if invalid == nil {
+			cons = append(cons, constituent{cluster: ci.ID, export: exp, svc: svc})
+			continue
+		}
+		if ci.Reachable {
+			// Only Valid: Ready and Conflict say nothing about an export that is not part of the
+			// service, and Plan removes stale ones.
+			invalid.Type = string(mcsv1beta1.ServiceExportConditionValid)
+			d.Clusters[ci.ID].ExportConditions[k] = resolveConditions(exp, now, []metav1.Condition{*invalid})
+		}
+	}
+	if len(cons) == 0 {
+		return // nothing desired: Plan deletes what we wrote for it
+	}
+	sortConstituents(cons)
+	m := mergeConstituents(k.Namespace, k.Name, cons)
+	d.Conflicts = append(d.Conflicts, m.conflicts...)
+
+	exporting := make([]string, len(cons))
+	for i, c := range cons {
+		exporting[i] = c.cluster
+	}
+	sort.Strings(exporting)
+
+	derived := names.DerivedServiceName(k.Name)
+	dk := key{Namespace: k.Namespace, Name: derived}
+	var importers, pending, foreign []string
+	for _, ci := range idx {
+		if !ci.Reachable || !ci.namespaces[k.Namespace] {
+			continue
+		}
+		importers = append(importers, ci.ID)
+		cd := d.Clusters[ci.ID]
+		imp := ci.imports[k]
+		if imp != nil && !names.IsManaged(imp.Labels) {
+			cd.Skipped = append(cd.Skipped, Skip{Kind: KindServiceImport, Namespace: k.Namespace, Name: k.Name,
+				Message: "ServiceImport exists and is not managed by kubectl-mcs; not importing here"})
+			foreign = append(foreign, ci.ID)
+			continue
+		}
+		if s := ci.services[dk]; s != nil && !names.IsManaged(s.Labels) {
+			// The derived name is taken: slices labelled for it would feed someone else's Service.
+			cd.Skipped = append(cd.Skipped, Skip{Kind: KindService, Namespace: k.Namespace, Name: derived,
+				Message: "Service exists and is not managed by kubectl-mcs; not importing here"})
+			foreign = append(foreign, ci.ID)
+			continue
+		}
+		if imp == nil {
+			pending = append(pending, ci.ID)
+		}
+		buildImport(ci, cd, idx, m, k, exporting, cons)
+	}
+
+	ready := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionReady), Status: metav1.ConditionTrue,
+		Reason:  string(mcsv1beta1.ServiceExportReasonExported),
+		Message: fmt.Sprintf("ServiceImport present in all %d reachable importing clusters.", len(importers))}
+	if len(pending)+len(foreign) > 0 {
+		var parts []string
+		if len(pending) > 0 {
+			parts = append(parts, "ServiceImport not yet present in "+quoteJoin(pending))
+		}
+		if len(foreign) > 0 {
+			parts = append(parts, "an object not managed by kubectl-mcs blocks the import in "+quoteJoin(foreign))
+		}
+		ready.Status = metav1.ConditionFalse
+		ready.Reason = string(mcsv1beta1.ServiceExportReasonPending)
+		ready.Message = fmt.Sprintf("%s (%d/%d reachable importing clusters ready).", strings.Join(parts, "; "),
+			len(importers)-len(pending)-len(foreign), len(importers))
+	}
+	conflict := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionConflict), Status: metav1.ConditionFalse,
+		Reason: string(mcsv1beta1.ServiceExportReasonNoConflicts), Message: "No conflicts."}
+	if len(m.conflicts) > 0 {
+		reasons := make([]string, len(m.conflicts))
+		msgs := make([]string, len(m.conflicts))
+		for i, c := range m.conflicts {
+			reasons[i], msgs[i] = c.Reason, c.Message
+		}
+		conflict.Status = metav1.ConditionTrue
+		conflict.Reason = strings.Join(reasons, ",")
+		conflict.Message = strings.Join(msgs, " ")
+	}
+	for _, c := range cons {
+		cd := d.Clusters[c.cluster]
+		if cd == nil {
+			continue // unreachable: nothing is written there
+		}
+		valid := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionValid), Status: metav1.ConditionTrue,
+			Reason: string(mcsv1beta1.ServiceExportReasonValid), Message: "Service is exported."}
+		cd.ExportConditions[k] = resolveConditions(c.export, now, []metav1.Condition{valid, ready, conflict})
+	}
+}
+
+func quoteJoin(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// resolveConditions stamps generation and keeps the old transition time when the status holds.
+func resolveConditions(exp *mcsv1beta1.ServiceExport, now metav1.Time, want []metav1.Condition) []metav1.Condition {
+	for i := range want {
+		want[i].ObservedGeneration = exp.Generation
+		want[i].LastTransitionTime = now
+		for _, old := range exp.Status.Conditions {
+			if old.Type == want[i].Type && old.Status == want[i].Status && !old.LastTransitionTime.IsZero() {
+				want[i].LastTransitionTime = old.LastTransitionTime
+			}
+		}
+	}
+	return want
+}
+
+func managedLabels(extra map[string]string) map[string]string {
+	l := map[string]string{names.ManagedByLabel: names.ManagedByValue}
+	for k, v := range extra {
+		l[k] = v
+	}
+	return l
+}
+
+func ownerRef(apiVersion, kind, name string, uid types.UID) []metav1.OwnerReference {
+	t := true
+	return []metav1.OwnerReference{{APIVersion: apiVersion, Kind: kind, Name: name, UID: uid, Controller: &t}}
+}
+
+// buildImport adds the ServiceImport, derived Service and EndpointSlices of one service to ci.
+func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, m merged, k key, exporting []string, cons []constituent) {
+	derived := names.DerivedServiceName(k.Name)
+	dk := key{Namespace: k.Namespace, Name: derived}
+
+	// Exported labels and annotations first so ours win on a clash.
+	labels := map[string]string{}
+	for kk, v := range m.labels {
+		labels[kk] = v
+	}
+	labels[names.ManagedByLabel] = names.ManagedByValue
+	annotations := map[string]string{}
+	for kk, v := range m.annotations {
+		annotations[kk] = v
+	}
+	annotations[names.DerivedServiceAnnotation] = derived
+
+	si := &mcsv1beta1.ServiceImport{
+		TypeMeta:   metav1.TypeMeta{APIVersion: mcsv1beta1.GroupVersion.String(), Kind: mcsv1beta1.ServiceImportKindName},
+		ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name, Labels: labels, Annotations: annotations},
+		Spec: mcsv1beta1.ServiceImportSpec{
+			Ports:                 append([]mcsv1beta1.ServicePort{}, m.ports...),
+			Type:                  m.typ,
+			SessionAffinity:       m.affinity,
+			SessionAffinityConfig: m.affinityConfig.DeepCopy(),
+			IPFamilies:            append([]corev1.IPFamily(nil), m.ipFamilies...),
+			InternalTrafficPolicy: m.itp,
+			TrafficDistribution:   m.td,
+		},
+	}
+	for _, c := range exporting {
+		si.Status.Clusters = append(si.Status.Clusters, mcsv1beta1.ClusterStatus{Cluster: c})
+	}
+	observedSvc := ci.services[dk]
+	if m.typ == mcsv1beta1.ClusterSetIP && observedSvc != nil {
+		si.Spec.IPs = clusterIPs(observedSvc)
+	}
+	cd.ServiceImports = append(cd.ServiceImports, si)
+
+	svc := &corev1.Service{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: derived,
+			Labels: managedLabels(map[string]string{mcsv1beta1.LabelServiceName: k.Name})},
+		Spec: corev1.ServiceSpec{
+			Type:                  corev1.ServiceTypeClusterIP,
+			SessionAffinity:       m.affinity,
+			SessionAffinityConfig: m.affinityConfig.DeepCopy(),
+			InternalTrafficPolicy: m.itp,
+			TrafficDistribution:   m.td,
+		},
+	}
+	if m.typ == mcsv1beta1.Headless {
+		svc.Spec.ClusterIP = corev1.ClusterIPNone
+	}
+	for _, p := range m.ports {
+		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: p.Name, Protocol: p.Protocol,
+			AppProtocol: p.AppProtocol, Port: p.Port, TargetPort: intstr.FromInt32(p.Port)})
+	}
+	// Owner references need the owner's UID, known only once it was observed; a later pass adds them.
+	if imp := ci.imports[k]; imp != nil && imp.UID != "" {
+		svc.OwnerReferences = ownerRef(mcsv1beta1.GroupVersion.String(), mcsv1beta1.ServiceImportKindName, k.Name, imp.UID)
+	}
+	cd.Services = append(cd.Services, svc)
+
+	var sliceOwner []metav1.OwnerReference
+	if observedSvc != nil && observedSvc.UID != "" {
+		sliceOwner = ownerRef("v1", "Service", derived, observedSvc.UID)
+	}
+	for _, c := range cons {
+		src := findCluster(idx, c.cluster)
+		for _, s := range src.sources[k] {
+			name := names.EndpointSliceName(k.Name, c.cluster, s.Name)
+			if o := ci.slices[key{Namespace: k.Namespace, Name: name}]; o != nil && !names.IsManaged(o.Labels) {
+				cd.Skipped = append(cd.Skipped, Skip{Kind: KindEndpointSlice, Namespace: k.Namespace, Name: name,
+					Message: "EndpointSlice exists and is not managed by kubectl-mcs"})
+				continue
+			}
+			cd.EndpointSlices = append(cd.EndpointSlices, copySlice(s, name, k, c.cluster, derived, sliceOwner))
+		}
+	}
+}
+
+func findCluster(idx []*clusterIndex, id string) *clusterIndex {
+	i := sort.Search(len(idx), func(i int) bool { return idx[i].ID >= id })
+	return idx[i]
+}
+
+func clusterIPs(s *corev1.Service) []string {
+	ips := s.Spec.ClusterIPs
+	if len(ips) == 0 && s.Spec.ClusterIP != "" {
+		ips = []string{s.Spec.ClusterIP}
+	}
+	var out []string
+	for _, ip := range ips {
+		if ip != "" && ip != corev1.ClusterIPNone {
+			out = append(out, ip)
+		}
+	}
+	return out
+}
+
+// copySlice copies the endpoints of a source slice. nodeName, targetRef and hints are dropped:
+// they name nodes and pods of the source cluster, which mean nothing (or something else) here.
+func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derived string, owner []metav1.OwnerReference) *discoveryv1.EndpointSlice {
+	out := &discoveryv1.EndpointSlice{
+		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: name, OwnerReferences: owner,
+			Labels: map[string]string{
+				mcsv1beta1.LabelServiceName:       k.Name,
+				mcsv1beta1.LabelSourceCluster:     cluster,
+				discoveryv1.LabelServiceName:      derived,
+				names.EndpointSliceManagedByLabel: names.EndpointSliceManagedByValue,
+				names.ManagedByLabel:              names.ManagedByValue,
+			}},
+		AddressType: s.AddressType,
+	}
+	for _, e := range s.Endpoints {
+		c := discoveryv1.Endpoint{
+			Addresses:  append([]string(nil), e.Addresses...),
+			Conditions: *e.Conditions.DeepCopy(),
+		}
+		if e.Hostname != nil {
+			h := *e.Hostname
+			c.Hostname = &h
+		}
+		if e.Zone != nil {
+			z := *e.Zone
+			c.Zone = &z
+		}
+		out.Endpoints = append(out.Endpoints, c)
+	}
+	for _, p := range s.Ports {
+		out.Ports = append(out.Ports, *p.DeepCopy())
+	}
+	return out
+}
+
+func sortDesired(cd *ClusterDesired) {
+	sort.Slice(cd.ServiceImports, func(i, j int) bool {
+		return objLess(cd.ServiceImports[i].ObjectMeta, cd.ServiceImports[j].ObjectMeta)
+	})
+	sort.Slice(cd.Services, func(i, j int) bool { return objLess(cd.Services[i].ObjectMeta, cd.Services[j].ObjectMeta) })
+	sort.Slice(cd.EndpointSlices, func(i, j int) bool {
+		return objLess(cd.EndpointSlices[i].ObjectMeta, cd.EndpointSlices[j].ObjectMeta)
+	})
+	sort.SliceStable(cd.Skipped, func(i, j int) bool {
+		a, b := cd.Skipped[i], cd.Skipped[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Kind < b.Kind
+	})
+}
+
+func objLess(a, b metav1.ObjectMeta) bool {
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
+}

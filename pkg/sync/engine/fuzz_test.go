@@ -1,0 +1,304 @@
+package engine
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+type byteSrc struct {
+	b []byte
+	i int
+}
+
+func (s *byteSrc) next() int {
+	if s.i >= len(s.b) {
+		return 0
+	}
+	s.i++
+	return int(s.b[s.i-1])
+}
+
+func (s *byteSrc) pick(n int) int { return s.next() % n }
+
+var fuzzPorts = []corev1.ServicePort{
+	{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP},
+	{Name: "http", Port: 81, Protocol: corev1.ProtocolTCP},
+	{Name: "web", Port: 80},
+	{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP},
+	{Name: "", Port: 80},
+	{Name: "grpc", Port: 9090, Protocol: corev1.ProtocolTCP, AppProtocol: ptr("h2")},
+	{Name: "grpc", Port: 9090, Protocol: corev1.ProtocolTCP},
+	{Name: "http", Port: 80, Protocol: corev1.ProtocolUDP},
+}
+
+// genObserved builds a small clusterset from fuzz bytes; small pools make collisions (ties,
+// port clashes, shared names) frequent.
+func genObserved(b []byte) Observed {
+	s := &byteSrc{b: b}
+	obs := Observed{Now: now}
+	nClusters := 1 + s.pick(4)
+	for ci := 0; ci < nClusters; ci++ {
+		c := ClusterState{ID: string(rune('a' + ci)), Reachable: s.pick(4) != 0, Namespaces: []string{"ns1"}}
+		if s.pick(2) == 0 {
+			c.Namespaces = append(c.Namespaces, "ns2")
+		}
+		for _, ns := range c.Namespaces {
+			for _, name := range []string{"s1", "s2"} {
+				flags := s.next()
+				if flags&1 != 0 {
+					e := mkExport(ns, name, s.pick(3))
+					if s.pick(3) == 0 {
+						e.Spec.ExportedLabels = map[string]string{"tier": []string{"web", "db"}[s.pick(2)]}
+					}
+					if s.pick(4) == 0 {
+						e.Spec.ExportedAnnotations = map[string]string{"note": "x"}
+					}
+					if s.pick(8) == 0 {
+						e.Status.Conditions = []metav1.Condition{{Type: "Valid", Status: "True", Reason: "Valid", LastTransitionTime: at(1)}}
+					}
+					c.ServiceExports = append(c.ServiceExports, e)
+				}
+				if flags&2 != 0 {
+					var ports []corev1.ServicePort
+					for n := 1 + s.pick(3); n > 0; n-- {
+						ports = append(ports, fuzzPorts[s.pick(len(fuzzPorts))])
+					}
+					svc := mkService(ns, name, ports...)
+					switch s.pick(8) {
+					case 0, 1:
+						svc.Spec.ClusterIP = corev1.ClusterIPNone
+					case 2:
+						svc.Spec.Type = corev1.ServiceTypeExternalName
+					}
+					if s.pick(4) == 0 {
+						svc.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
+						if s.pick(2) == 0 {
+							svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr(int32(60))}}
+						}
+					}
+					svc.Spec.InternalTrafficPolicy = []*corev1.ServiceInternalTrafficPolicy{nil, nil,
+						ptr(corev1.ServiceInternalTrafficPolicyLocal), ptr(corev1.ServiceInternalTrafficPolicyCluster)}[s.pick(4)]
+					svc.Spec.TrafficDistribution = []*string{nil, nil, nil, ptr("PreferClose")}[s.pick(4)]
+					svc.Spec.IPFamilies = [][]corev1.IPFamily{{"IPv4"}, {"IPv4"}, {"IPv6"}, {"IPv4", "IPv6"}}[s.pick(4)]
+					c.Services = append(c.Services, svc)
+				}
+				if flags&4 != 0 {
+					for n := 1 + s.pick(2); n > 0; n-- {
+						c.EndpointSlices = append(c.EndpointSlices, mkSlice(ns, name, fmt.Sprintf("%s-%d", name, n),
+							fmt.Sprintf("10.%d.0.%d", ci, s.pick(250))))
+					}
+				}
+				if flags&8 != 0 { // one of our own copies, labelled like a source: must never be read
+					sl := mkSlice(ns, name, name+"-copy", "10.99.0.1")
+					sl.Labels[names.EndpointSliceManagedByLabel] = names.EndpointSliceManagedByValue
+					sl.Labels[mcsv1beta1.LabelSourceCluster] = "zz"
+					c.EndpointSlices = append(c.EndpointSlices, sl)
+				}
+				if flags&16 != 0 && flags&32 != 0 {
+					c.ServiceImports = append(c.ServiceImports, &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+				}
+			}
+		}
+		obs.Clusters = append(obs.Clusters, c)
+	}
+	return obs
+}
+
+func shuffled(obs Observed, seed uint64) Observed {
+	r := rand.New(rand.NewPCG(seed, 7))
+	o := cloneObs(obs)
+	r.Shuffle(len(o.Clusters), func(i, j int) { o.Clusters[i], o.Clusters[j] = o.Clusters[j], o.Clusters[i] })
+	for i := range o.Clusters {
+		c := &o.Clusters[i]
+		r.Shuffle(len(c.Namespaces), func(i, j int) { c.Namespaces[i], c.Namespaces[j] = c.Namespaces[j], c.Namespaces[i] })
+		r.Shuffle(len(c.ServiceExports), func(i, j int) {
+			c.ServiceExports[i], c.ServiceExports[j] = c.ServiceExports[j], c.ServiceExports[i]
+		})
+		r.Shuffle(len(c.Services), func(i, j int) { c.Services[i], c.Services[j] = c.Services[j], c.Services[i] })
+		r.Shuffle(len(c.EndpointSlices), func(i, j int) {
+			c.EndpointSlices[i], c.EndpointSlices[j] = c.EndpointSlices[j], c.EndpointSlices[i]
+		})
+		r.Shuffle(len(c.ServiceImports), func(i, j int) {
+			c.ServiceImports[i], c.ServiceImports[j] = c.ServiceImports[j], c.ServiceImports[i]
+		})
+	}
+	return o
+}
+
+func FuzzCompute(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{2, 1, 0, 7, 0, 0, 1, 2, 3, 0, 1, 0, 7, 1, 1, 1, 1, 3})
+	f.Add([]byte{3, 1, 1, 7, 1, 1, 0, 0, 0, 0, 2, 4, 3, 1, 1, 1, 15, 0, 0, 1, 5, 6, 1, 7, 2, 3, 3, 1, 2, 3, 4, 63, 9, 9})
+	f.Add([]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox jumps over"))
+	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		obs := genObserved(b)
+		d := Compute(obs)
+		acts := Plan(obs, d, true)
+
+		// Order independence.
+		for seed := uint64(1); seed <= 2; seed++ {
+			sh := shuffled(obs, seed+uint64(len(b)))
+			if d2 := Compute(sh); !reflect.DeepEqual(d, d2) {
+				t.Fatalf("Compute depends on input order")
+			}
+			if a2 := Plan(sh, Compute(sh), true); !reflect.DeepEqual(summary(acts), summary(a2)) {
+				t.Fatalf("Plan depends on input order:\n%q\n%q", summary(acts), summary(a2))
+			}
+		}
+
+		checkConflicts(t, obs, d)
+
+		for id, cd := range d.Clusters {
+			for _, si := range cd.ServiceImports {
+				seenName, seenPP := map[string]bool{}, map[string]bool{}
+				for _, p := range si.Spec.Ports {
+					pp := fmt.Sprintf("%s/%d", p.Protocol, p.Port)
+					if seenName[p.Name] || seenPP[pp] {
+						t.Fatalf("%s: import %s/%s has duplicate port %+v in %+v", id, si.Namespace, si.Name, p, si.Spec.Ports)
+					}
+					seenName[p.Name], seenPP[pp] = true, true
+				}
+			}
+			for _, sl := range cd.EndpointSlices {
+				if len(sl.Name) > 63 || sl.Labels[mcsv1beta1.LabelSourceCluster] == "zz" {
+					t.Fatalf("%s: bad slice %s (a managed slice was used as a source?)", id, sl.Name)
+				}
+			}
+		}
+
+		checkPlanSafety(t, obs, acts, true)
+		checkPlanSafety(t, obs, Plan(obs, d, false), false)
+
+		// Idempotence: the apiserver model converges and then Plan stays empty.
+		conv := cloneObs(obs)
+		if n, left := converge(&conv, 6); len(left) != 0 {
+			t.Fatalf("no convergence after %d passes, still: %q", n, summary(left))
+		}
+	})
+}
+
+// checkConflicts recomputes the winner independently and checks every conflict against the
+// Conflict condition of every constituent export.
+func checkConflicts(t *testing.T, obs Observed, d Desired) {
+	type k struct{ ns, name string }
+	oldest := map[k]string{}
+	oldestTime := map[k]metav1.Time{}
+	constituents := map[k][]string{}
+	for _, c := range obs.Clusters {
+		for _, e := range c.ServiceExports {
+			var svc *corev1.Service
+			for _, s := range c.Services {
+				if s.Namespace == e.Namespace && s.Name == e.Name {
+					svc = s
+				}
+			}
+			if svc == nil || names.IsManaged(svc.Labels) || svc.Spec.Type == corev1.ServiceTypeExternalName {
+				continue
+			}
+			key := k{e.Namespace, e.Name}
+			constituents[key] = append(constituents[key], c.ID)
+			w, ok := oldest[key]
+			wt := oldestTime[key]
+			if !ok || e.CreationTimestamp.Before(&wt) || (e.CreationTimestamp.Equal(&wt) && c.ID < w) {
+				oldest[key], oldestTime[key] = c.ID, e.CreationTimestamp
+			}
+		}
+	}
+	reasons := map[k][]string{}
+	for _, c := range d.Conflicts {
+		key := k{c.Namespace, c.Service}
+		if c.Winner != oldest[key] {
+			t.Fatalf("conflict %+v: winner %q, oldest export is in %q", c, c.Winner, oldest[key])
+		}
+		if c.Total != len(constituents[key]) || len(c.Disagreeing) == 0 || len(c.Disagreeing) >= c.Total {
+			t.Fatalf("conflict %+v: bad counts, constituents %v", c, constituents[key])
+		}
+		for _, dis := range c.Disagreeing {
+			if dis == c.Winner {
+				t.Fatalf("conflict %+v: winner disagrees with itself", c)
+			}
+		}
+		reasons[key] = append(reasons[key], c.Reason)
+	}
+	for key, cs := range constituents {
+		for _, id := range cs {
+			cd := d.Clusters[id]
+			if cd == nil {
+				continue
+			}
+			cond := findCond(cd.ExportConditions[nn(key.ns, key.name)], mcsv1beta1.ServiceExportConditionConflict)
+			if cond == nil {
+				t.Fatalf("%s: export %v has no Conflict condition", id, key)
+			}
+			if len(reasons[key]) == 0 {
+				if cond.Status != metav1.ConditionFalse {
+					t.Fatalf("%s: %v Conflict=%s without conflicts", id, key, cond.Status)
+				}
+				continue
+			}
+			got := strings.Split(cond.Reason, ",")
+			if cond.Status != metav1.ConditionTrue || !reflect.DeepEqual(got, reasons[key]) {
+				t.Fatalf("%s: %v condition %s/%q, conflicts %v", id, key, cond.Status, cond.Reason, reasons[key])
+			}
+		}
+	}
+}
+
+// checkPlanSafety: never an action on an unmanaged object or an unreachable cluster, and without
+// allSynced only deletes that are half of a replacement.
+func checkPlanSafety(t *testing.T, obs Observed, acts []Action, allSynced bool) {
+	byID := map[string]ClusterState{}
+	for _, c := range obs.Clusters {
+		byID[c.ID] = c
+	}
+	for i, a := range acts {
+		c := byID[a.Cluster]
+		if !c.Reachable {
+			t.Fatalf("action in unreachable cluster: %+v", a)
+		}
+		var labels map[string]string
+		found := false
+		switch a.Kind {
+		case KindServiceImport:
+			for _, o := range c.ServiceImports {
+				if o.Namespace == a.Namespace && o.Name == a.Name {
+					labels, found = o.Labels, true
+				}
+			}
+		case KindService:
+			for _, o := range c.Services {
+				if o.Namespace == a.Namespace && o.Name == a.Name {
+					labels, found = o.Labels, true
+				}
+			}
+		case KindEndpointSlice:
+			for _, o := range c.EndpointSlices {
+				if o.Namespace == a.Namespace && o.Name == a.Name {
+					labels, found = o.Labels, true
+				}
+			}
+		case KindServiceExportStatus:
+			continue
+		}
+		if a.Verb == VerbCreate && found && !(i > 0 && acts[i-1].Verb == VerbDelete && acts[i-1].Name == a.Name && acts[i-1].Kind == a.Kind) {
+			t.Fatalf("create of an existing object: %+v", a)
+		}
+		if found && !names.IsManaged(labels) {
+			t.Fatalf("action on an unmanaged object: %+v", a)
+		}
+		if a.Verb == VerbDelete && !allSynced &&
+			!(i+1 < len(acts) && acts[i+1].Verb == VerbCreate && acts[i+1].Name == a.Name && acts[i+1].Kind == a.Kind) {
+			t.Fatalf("delete before caches synced: %+v", a)
+		}
+	}
+}

@@ -1,0 +1,282 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+)
+
+// constituent is a valid ServiceExport together with the Service it exports.
+type constituent struct {
+	cluster string
+	export  *mcsv1beta1.ServiceExport
+	svc     *corev1.Service
+}
+
+// sortConstituents puts the oldest export first; cluster ID breaks ties so the order never
+// depends on input order.
+func sortConstituents(cons []constituent) {
+	sort.SliceStable(cons, func(i, j int) bool {
+		ti, tj := cons[i].export.CreationTimestamp.Time, cons[j].export.CreationTimestamp.Time
+		if !ti.Equal(tj) {
+			return ti.Before(tj)
+		}
+		return cons[i].cluster < cons[j].cluster
+	})
+}
+
+// merged is the clusterset-wide view of one exported service.
+type merged struct {
+	typ            mcsv1beta1.ServiceImportType
+	ports          []mcsv1beta1.ServicePort
+	affinity       corev1.ServiceAffinity
+	affinityConfig *corev1.SessionAffinityConfig
+	ipFamilies     []corev1.IPFamily
+	itp            *corev1.ServiceInternalTrafficPolicy
+	td             *string
+	labels         map[string]string
+	annotations    map[string]string
+	conflicts      []Conflict // sorted by reason
+}
+
+const defaultAffinityTimeout = int32(10800) // corev1.DefaultClientIPServiceAffinitySeconds
+
+func serviceType(s *corev1.Service) mcsv1beta1.ServiceImportType {
+	if s.Spec.ClusterIP == corev1.ClusterIPNone {
+		return mcsv1beta1.Headless
+	}
+	return mcsv1beta1.ClusterSetIP
+}
+
+func normAffinity(a corev1.ServiceAffinity) corev1.ServiceAffinity {
+	if a == "" {
+		return corev1.ServiceAffinityNone
+	}
+	return a
+}
+
+// affinityTimeout is the effective ClientIP timeout, applying the apiserver default.
+func affinityTimeout(c *corev1.SessionAffinityConfig) int32 {
+	if c == nil || c.ClientIP == nil || c.ClientIP.TimeoutSeconds == nil {
+		return defaultAffinityTimeout
+	}
+	return *c.ClientIP.TimeoutSeconds
+}
+
+func normITP(p *corev1.ServiceInternalTrafficPolicy) string {
+	if p == nil || *p == "" {
+		return string(corev1.ServiceInternalTrafficPolicyCluster)
+	}
+	return string(*p)
+}
+
+func normProtocol(p corev1.Protocol) corev1.Protocol {
+	if p == "" {
+		return corev1.ProtocolTCP
+	}
+	return p
+}
+
+func strPtrVal(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+func renderMap(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + m[k]
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+func renderPort(p mcsv1beta1.ServicePort) string {
+	s := strconv.Itoa(int(p.Port)) + "/" + string(p.Protocol)
+	if p.Name != "" {
+		s = p.Name + ":" + s
+	}
+	if ap := strPtrVal(p.AppProtocol); ap != "" {
+		s += "(" + ap + ")"
+	}
+	return s
+}
+
+func renderPorts(ps []mcsv1beta1.ServicePort) string {
+	parts := make([]string, len(ps))
+	for i, p := range ps {
+		parts[i] = renderPort(p)
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+func conflictMessage(what, value, winner string, disagree, total int) string {
+	return fmt.Sprintf("Conflicting %s. Using %q from oldest service export in %q. %d/%d clusters disagree.",
+		what, value, winner, disagree, total)
+}
+
+// attribute is one scalar property compared across constituents. key returns the normalised
+// value used both for comparison and in the message; ok=false leaves a constituent out.
+type attribute struct {
+	reason mcsv1beta1.ServiceExportConditionReason
+	what   string
+	key    func(c constituent) (string, bool)
+}
+
+var attributes = []attribute{
+	{mcsv1beta1.ServiceExportReasonTypeConflict, "type", func(c constituent) (string, bool) {
+		return string(serviceType(c.svc)), true
+	}},
+	{mcsv1beta1.ServiceExportReasonSessionAffinityConflict, "session affinity", func(c constituent) (string, bool) {
+		return string(normAffinity(c.svc.Spec.SessionAffinity)), true
+	}},
+	// The timeout only means something under ClientIP; a None/ClientIP split is already an
+	// affinity conflict, so None constituents are left out here rather than counted twice.
+	{mcsv1beta1.ServiceExportReasonSessionAffinityConfigConflict, "session affinity config", func(c constituent) (string, bool) {
+		if normAffinity(c.svc.Spec.SessionAffinity) != corev1.ServiceAffinityClientIP {
+			return "", false
+		}
+		return "timeoutSeconds=" + strconv.Itoa(int(affinityTimeout(c.svc.Spec.SessionAffinityConfig))), true
+	}},
+	{mcsv1beta1.ServiceExportReasonInternalTrafficPolicyConflict, "internal traffic policy", func(c constituent) (string, bool) {
+		return normITP(c.svc.Spec.InternalTrafficPolicy), true
+	}},
+	{mcsv1beta1.ServiceExportReasonTrafficDistributionConflict, "traffic distribution", func(c constituent) (string, bool) {
+		return orNone(strPtrVal(c.svc.Spec.TrafficDistribution)), true
+	}},
+	{mcsv1beta1.ServiceExportReasonIPFamilyConflict, "IP families", func(c constituent) (string, bool) {
+		fams := make([]string, len(c.svc.Spec.IPFamilies))
+		for i, f := range c.svc.Spec.IPFamilies {
+			fams[i] = string(f)
+		}
+		return orNone(strings.Join(fams, ",")), true
+	}},
+	{mcsv1beta1.ServiceExportReasonLabelsConflict, "exported labels", func(c constituent) (string, bool) {
+		return renderMap(c.export.Spec.ExportedLabels), true
+	}},
+	{mcsv1beta1.ServiceExportReasonAnnotationsConflict, "exported annotations", func(c constituent) (string, bool) {
+		return renderMap(c.export.Spec.ExportedAnnotations), true
+	}},
+}
+
+// mergeConstituents resolves the service's clusterset view; cons must be sorted oldest first.
+func mergeConstituents(ns, name string, cons []constituent) merged {
+	w := cons[0]
+	m := merged{
+		typ:            serviceType(w.svc),
+		affinity:       normAffinity(w.svc.Spec.SessionAffinity),
+		affinityConfig: w.svc.Spec.SessionAffinityConfig.DeepCopy(),
+		ipFamilies:     append([]corev1.IPFamily(nil), w.svc.Spec.IPFamilies...),
+		labels:         w.export.Spec.ExportedLabels,
+		annotations:    w.export.Spec.ExportedAnnotations,
+	}
+	if w.svc.Spec.InternalTrafficPolicy != nil {
+		p := *w.svc.Spec.InternalTrafficPolicy
+		m.itp = &p
+	}
+	if w.svc.Spec.TrafficDistribution != nil {
+		s := *w.svc.Spec.TrafficDistribution
+		m.td = &s
+	}
+	if m.affinity != corev1.ServiceAffinityClientIP {
+		m.affinityConfig = nil
+	}
+
+	newConflict := func(reason mcsv1beta1.ServiceExportConditionReason, what, value string, dis []string) Conflict {
+		sort.Strings(dis)
+		return Conflict{
+			Namespace: ns, Service: name, Reason: string(reason),
+			Winner: w.cluster, Disagreeing: dis, Total: len(cons),
+			Message: conflictMessage(what, value, w.cluster, len(dis), len(cons)),
+		}
+	}
+
+	for _, a := range attributes {
+		want, ok := a.key(w)
+		if !ok {
+			continue
+		}
+		var dis []string
+		for _, c := range cons[1:] {
+			if v, ok := a.key(c); ok && v != want {
+				dis = append(dis, c.cluster)
+			}
+		}
+		if len(dis) > 0 {
+			m.conflicts = append(m.conflicts, newConflict(a.reason, a.what, want, dis))
+		}
+	}
+
+	var portDis []string
+	m.ports, portDis = mergePorts(cons)
+	if len(portDis) > 0 {
+		m.conflicts = append(m.conflicts, newConflict(mcsv1beta1.ServiceExportReasonPortConflict, "ports", renderPorts(m.ports), portDis))
+	}
+	sort.Slice(m.conflicts, func(i, j int) bool { return m.conflicts[i].Reason < m.conflicts[j].Reason })
+	return m
+}
+
+// mergePorts takes the union of all constituents' ports, oldest first. An empty name is a name
+// too: two unnamed ports could not coexist on the derived Service. Collisions inside one Service
+// are not conflicts between clusters, so they are dropped silently.
+func mergePorts(cons []constituent) ([]mcsv1beta1.ServicePort, []string) {
+	var out []mcsv1beta1.ServicePort
+	var owner []string
+	byName := map[string]int{}
+	byPP := map[string]int{}
+	dis := map[string]bool{}
+	for _, c := range cons {
+		for _, sp := range c.svc.Spec.Ports {
+			p := mcsv1beta1.ServicePort{Name: sp.Name, Protocol: normProtocol(sp.Protocol), Port: sp.Port}
+			if sp.AppProtocol != nil {
+				ap := *sp.AppProtocol
+				p.AppProtocol = &ap
+			}
+			pp := string(p.Protocol) + "/" + strconv.Itoa(int(p.Port))
+			if i, ok := byName[p.Name]; ok {
+				if owner[i] != c.cluster && !samePort(out[i], p) {
+					dis[c.cluster] = true
+				}
+				continue
+			}
+			if i, ok := byPP[pp]; ok {
+				if owner[i] != c.cluster {
+					dis[c.cluster] = true // same (protocol, port), different name
+				}
+				continue
+			}
+			byName[p.Name] = len(out)
+			byPP[pp] = len(out)
+			out = append(out, p)
+			owner = append(owner, c.cluster)
+		}
+	}
+	var clusters []string
+	for c := range dis {
+		clusters = append(clusters, c)
+	}
+	sort.Strings(clusters)
+	return out, clusters
+}
+
+func samePort(a, b mcsv1beta1.ServicePort) bool {
+	return a.Name == b.Name && normProtocol(a.Protocol) == normProtocol(b.Protocol) &&
+		a.Port == b.Port && strPtrVal(a.AppProtocol) == strPtrVal(b.AppProtocol)
+}

@@ -1,0 +1,377 @@
+package engine
+
+import (
+	"encoding/json"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+// ownedConditionTypes are the ServiceExport conditions the engine writes; others are left alone.
+var ownedConditionTypes = map[string]bool{
+	string(mcsv1beta1.ServiceExportConditionValid):    true,
+	string(mcsv1beta1.ServiceExportConditionReady):    true,
+	string(mcsv1beta1.ServiceExportConditionConflict): true,
+}
+
+// Plan returns the writes that take the reachable clusters of obs to want. Objects without the
+// managed-by label are never touched. Stale objects are deleted only when allSynced, since a
+// cache that has not synced yet looks exactly like a service that was unexported.
+//
+// Order matters to the writer: actions are sorted by cluster, kind (ServiceImport, Service,
+// EndpointSlice, ServiceExportStatus), namespace, name, then verb (delete, create, update,
+// status). A ServiceImport create is followed by a status action because status is a
+// subresource; a delete followed by a create of the same object replaces an immutable field.
+func Plan(obs Observed, want Desired, allSynced bool) []Action {
+	fm := obs.FieldManager
+	if fm == "" {
+		fm = names.FieldManager
+	}
+	var out []Action
+	for _, ci := range indexClusters(obs) {
+		cd := want.Clusters[ci.ID]
+		if !ci.Reachable || cd == nil {
+			continue // no desired state for it means we know nothing to do there, not "delete all"
+		}
+		out = append(out, planCluster(ci, cd, fm, allSynced)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return actionLess(out[i], out[j]) })
+	return out
+}
+
+var kindOrder = map[string]int{KindServiceImport: 0, KindService: 1, KindEndpointSlice: 2, KindServiceExportStatus: 3}
+var verbOrder = map[string]int{VerbDelete: 0, VerbCreate: 1, VerbUpdate: 2, VerbStatus: 3}
+
+func actionLess(a, b Action) bool {
+	if a.Cluster != b.Cluster {
+		return a.Cluster < b.Cluster
+	}
+	if a.Kind != b.Kind {
+		return kindOrder[a.Kind] < kindOrder[b.Kind]
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return verbOrder[a.Verb] < verbOrder[b.Verb]
+}
+
+func planCluster(ci *clusterIndex, cd *ClusterDesired, fm string, allSynced bool) []Action {
+	var out []Action
+	add := func(kind, verb string, m metav1.ObjectMeta, obj runtime.Object) {
+		a := Action{Cluster: ci.ID, Kind: kind, Namespace: m.Namespace, Name: m.Name, Verb: verb}
+		if obj != nil {
+			a.Object = obj.DeepCopyObject()
+		}
+		out = append(out, a)
+	}
+
+	wantImp := map[key]bool{}
+	for _, d := range cd.ServiceImports {
+		k := key{Namespace: d.Namespace, Name: d.Name}
+		wantImp[k] = true
+		o := ci.imports[k]
+		switch {
+		case o == nil:
+			add(KindServiceImport, VerbCreate, d.ObjectMeta, d)
+			if len(d.Status.Clusters) > 0 {
+				add(KindServiceImport, VerbStatus, d.ObjectMeta, d)
+			}
+		case !names.IsManaged(o.Labels):
+		default:
+			if !metaMatches(o.ObjectMeta, d.ObjectMeta, fm) || !importSpecEqual(o.Spec, d.Spec) {
+				add(KindServiceImport, VerbUpdate, d.ObjectMeta, d)
+			}
+			if !clustersEqual(o.Status.Clusters, d.Status.Clusters) {
+				add(KindServiceImport, VerbStatus, d.ObjectMeta, d)
+			}
+		}
+	}
+
+	wantSvc := map[key]bool{}
+	for _, d := range cd.Services {
+		k := key{Namespace: d.Namespace, Name: d.Name}
+		wantSvc[k] = true
+		o := ci.services[k]
+		switch {
+		case o == nil:
+			add(KindService, VerbCreate, d.ObjectMeta, d)
+		case !names.IsManaged(o.Labels):
+		case (o.Spec.ClusterIP == corev1.ClusterIPNone) != (d.Spec.ClusterIP == corev1.ClusterIPNone):
+			// clusterIP is immutable: headless <-> ClusterSetIP needs a new Service.
+			add(KindService, VerbDelete, d.ObjectMeta, nil)
+			add(KindService, VerbCreate, d.ObjectMeta, d)
+		case !metaMatches(o.ObjectMeta, d.ObjectMeta, fm) || !serviceSpecEqual(o.Spec, d.Spec):
+			add(KindService, VerbUpdate, d.ObjectMeta, d)
+		}
+	}
+
+	wantSlice := map[key]bool{}
+	for _, d := range cd.EndpointSlices {
+		k := key{Namespace: d.Namespace, Name: d.Name}
+		wantSlice[k] = true
+		o := ci.slices[k]
+		switch {
+		case o == nil:
+			add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
+		case !names.IsManaged(o.Labels):
+		case o.AddressType != d.AddressType: // immutable
+			add(KindEndpointSlice, VerbDelete, d.ObjectMeta, nil)
+			add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
+		case !metaMatches(o.ObjectMeta, d.ObjectMeta, fm) || !endpointsEqual(o.Endpoints, d.Endpoints) || !slicePortsEqual(o.Ports, d.Ports):
+			add(KindEndpointSlice, VerbUpdate, d.ObjectMeta, d)
+		}
+	}
+
+	for k, conds := range cd.ExportConditions {
+		o := ci.exports[k]
+		if o == nil {
+			continue
+		}
+		if merged, changed := mergeConditions(o.Status.Conditions, conds); changed {
+			e := o.DeepCopy()
+			e.Status.Conditions = merged
+			add(KindServiceExportStatus, VerbStatus, e.ObjectMeta, e)
+		}
+	}
+
+	if !allSynced {
+		return out
+	}
+	// Stale objects: besides the managed-by label each kind must carry the mark sync gives it, so
+	// that objects other kubectl-mcs commands created are never collected here.
+	for _, o := range ci.ServiceImports {
+		if names.IsManaged(o.Labels) && o.Annotations[names.DerivedServiceAnnotation] != "" &&
+			!wantImp[key{Namespace: o.Namespace, Name: o.Name}] {
+			add(KindServiceImport, VerbDelete, o.ObjectMeta, nil)
+		}
+	}
+	for _, o := range ci.Services {
+		if names.IsManaged(o.Labels) && o.Labels[mcsv1beta1.LabelServiceName] != "" &&
+			!wantSvc[key{Namespace: o.Namespace, Name: o.Name}] {
+			add(KindService, VerbDelete, o.ObjectMeta, nil)
+		}
+	}
+	for _, o := range ci.EndpointSlices {
+		if names.IsManaged(o.Labels) && o.Labels[mcsv1beta1.LabelSourceCluster] != "" &&
+			!wantSlice[key{Namespace: o.Namespace, Name: o.Name}] {
+			add(KindEndpointSlice, VerbDelete, o.ObjectMeta, nil)
+		}
+	}
+	return out
+}
+
+// metaMatches reports whether observed carries every label, annotation and owner reference of
+// desired, and no label or annotation that managedFields say we set earlier but no longer want.
+// Anything else on observed belongs to somebody else and is no reason to write.
+func metaMatches(o, d metav1.ObjectMeta, fm string) bool {
+	if !subset(d.Labels, o.Labels) || !subset(d.Annotations, o.Annotations) {
+		return false
+	}
+	for _, dr := range d.OwnerReferences {
+		found := false
+		for _, or := range o.OwnerReferences {
+			if or.UID == dr.UID && or.Kind == dr.Kind && or.Name == dr.Name {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	for _, f := range []struct {
+		field    string
+		observed map[string]string
+		desired  map[string]string
+	}{{"labels", o.Labels, d.Labels}, {"annotations", o.Annotations, d.Annotations}} {
+		for k := range ownedMetaKeys(o.ManagedFields, fm, f.field) {
+			if _, on := f.observed[k]; on {
+				if _, want := f.desired[k]; !want {
+					return false
+				}
+			}
+		}
+	}
+	return true
+}
+
+func subset(want, have map[string]string) bool {
+	for k, v := range want {
+		if hv, ok := have[k]; !ok || hv != v {
+			return false
+		}
+	}
+	return true
+}
+
+// ownedMetaKeys lists the metadata.<field> keys that manager fm owns according to managedFields.
+func ownedMetaKeys(mf []metav1.ManagedFieldsEntry, fm, field string) map[string]bool {
+	out := map[string]bool{}
+	for _, e := range mf {
+		if e.Manager != fm || e.Subresource != "" || e.FieldsV1 == nil {
+			continue
+		}
+		var fields map[string]map[string]map[string]any
+		if json.Unmarshal(e.FieldsV1.Raw, &fields) != nil {
+			continue // another shape than metadata maps; nothing we can use
+		}
+		for k := range fields["f:metadata"]["f:"+field] {
+			if name, ok := strings.CutPrefix(k, "f:"); ok {
+				out[name] = true
+			}
+		}
+	}
+	return out
+}
+
+func importSpecEqual(o, d mcsv1beta1.ServiceImportSpec) bool {
+	if o.Type != d.Type || normAffinity(o.SessionAffinity) != normAffinity(d.SessionAffinity) ||
+		normITP(o.InternalTrafficPolicy) != normITP(d.InternalTrafficPolicy) ||
+		strPtrVal(o.TrafficDistribution) != strPtrVal(d.TrafficDistribution) ||
+		!stringsEqual(o.IPs, d.IPs) || len(o.IPFamilies) != len(d.IPFamilies) || len(o.Ports) != len(d.Ports) {
+		return false
+	}
+	if normAffinity(d.SessionAffinity) == corev1.ServiceAffinityClientIP &&
+		affinityTimeout(o.SessionAffinityConfig) != affinityTimeout(d.SessionAffinityConfig) {
+		return false
+	}
+	for i := range o.IPFamilies {
+		if o.IPFamilies[i] != d.IPFamilies[i] {
+			return false
+		}
+	}
+	for i := range o.Ports {
+		if !samePort(o.Ports[i], d.Ports[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func stringsEqual(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func clustersEqual(a, b []mcsv1beta1.ClusterStatus) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Cluster != b[i].Cluster {
+			return false
+		}
+	}
+	return true
+}
+
+func serviceSpecEqual(o, d corev1.ServiceSpec) bool {
+	ot := o.Type
+	if ot == "" {
+		ot = corev1.ServiceTypeClusterIP
+	}
+	if ot != d.Type || len(o.Selector) != 0 ||
+		normAffinity(o.SessionAffinity) != normAffinity(d.SessionAffinity) ||
+		normITP(o.InternalTrafficPolicy) != normITP(d.InternalTrafficPolicy) ||
+		strPtrVal(o.TrafficDistribution) != strPtrVal(d.TrafficDistribution) || len(o.Ports) != len(d.Ports) {
+		return false
+	}
+	if normAffinity(d.SessionAffinity) == corev1.ServiceAffinityClientIP &&
+		affinityTimeout(o.SessionAffinityConfig) != affinityTimeout(d.SessionAffinityConfig) {
+		return false
+	}
+	for i := range o.Ports {
+		op, dp := o.Ports[i], d.Ports[i]
+		if op.Name != dp.Name || normProtocol(op.Protocol) != normProtocol(dp.Protocol) || op.Port != dp.Port ||
+			strPtrVal(op.AppProtocol) != strPtrVal(dp.AppProtocol) || op.TargetPort != dp.TargetPort {
+			return false
+		}
+	}
+	return true
+}
+
+func boolPtrEqual(a, b *bool) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
+}
+
+func endpointsEqual(o, d []discoveryv1.Endpoint) bool {
+	if len(o) != len(d) {
+		return false
+	}
+	for i := range o {
+		a, b := o[i], d[i]
+		if !stringsEqual(a.Addresses, b.Addresses) || strPtrVal(a.Hostname) != strPtrVal(b.Hostname) ||
+			strPtrVal(a.Zone) != strPtrVal(b.Zone) ||
+			!boolPtrEqual(a.Conditions.Ready, b.Conditions.Ready) ||
+			!boolPtrEqual(a.Conditions.Serving, b.Conditions.Serving) ||
+			!boolPtrEqual(a.Conditions.Terminating, b.Conditions.Terminating) {
+			return false
+		}
+	}
+	return true
+}
+
+func slicePortsEqual(o, d []discoveryv1.EndpointPort) bool {
+	if len(o) != len(d) {
+		return false
+	}
+	for i := range o {
+		a, b := o[i], d[i]
+		ap, bp := corev1.ProtocolTCP, corev1.ProtocolTCP
+		if a.Protocol != nil {
+			ap = normProtocol(*a.Protocol)
+		}
+		if b.Protocol != nil {
+			bp = normProtocol(*b.Protocol)
+		}
+		if strPtrVal(a.Name) != strPtrVal(b.Name) || ap != bp || strPtrVal(a.AppProtocol) != strPtrVal(b.AppProtocol) ||
+			(a.Port == nil) != (b.Port == nil) || (a.Port != nil && *a.Port != *b.Port) {
+			return false
+		}
+	}
+	return true
+}
+
+// mergeConditions puts want in place of the owned condition types of have, keeping foreign ones.
+// changed is false when every owned condition already says the same thing.
+func mergeConditions(have, want []metav1.Condition) ([]metav1.Condition, bool) {
+	var out []metav1.Condition
+	owned := 0
+	for _, c := range have {
+		if !ownedConditionTypes[c.Type] {
+			out = append(out, c)
+			continue
+		}
+		owned++
+	}
+	changed := owned != len(want)
+	for _, w := range want {
+		found := false
+		for _, c := range have {
+			if c.Type == w.Type {
+				found = c.Status == w.Status && c.Reason == w.Reason && c.Message == w.Message &&
+					c.ObservedGeneration == w.ObservedGeneration
+				break
+			}
+		}
+		changed = changed || !found
+	}
+	return append(out, want...), changed
+}

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Builds the pinned control-plane binaries the test bed runs, from the Go module proxy, into a
+# cache outside the repo. Reuses what is already there; safe to run concurrently with itself
+# only if the cache is different.
+set -euo pipefail
+
+K8S_VERSION=${K8S_VERSION:-v1.36.3}
+ETCD_VERSION=${ETCD_VERSION:-v3.6.5}
+KWOK_VERSION=${KWOK_VERSION:-v0.8.0}
+CACHE=${KUBECTL_MCS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-mcs}
+BIN="$CACHE/bin/k8s-$K8S_VERSION"
+export GOFLAGS=-buildvcs=false CGO_ENABLED=0
+
+mkdir -p "$BIN"
+log() { echo "testbed-build: $*" >&2; }
+
+# Kubernetes components: k8s.io/kubernetes replaces its staging modules with local paths, which a
+# dependent module cannot follow, so every one of them is replaced by its published tag.
+build_k8s() {
+  local want=(kube-apiserver kube-controller-manager kube-scheduler) missing=()
+  for b in "${want[@]}"; do [ -x "$BIN/$b" ] || missing+=("$b"); done
+  [ ${#missing[@]} -eq 0 ] && return
+  local staging_version="v0${K8S_VERSION#v1}"
+  local mod="$CACHE/src/k8s-$K8S_VERSION"
+  mkdir -p "$mod"
+  if [ ! -f "$mod/go.sum" ]; then
+    (cd "$mod"
+     rm -f go.mod
+     go mod init kubectl-mcs.local/k8sbins >/dev/null 2>&1
+     local gomod
+     gomod=$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+     [ -f "$gomod" ] || { log "cannot fetch k8s.io/kubernetes@$K8S_VERSION"; exit 1; }
+     grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' "$gomod" | awk '{print $1}' | sort -u |
+       while read -r m; do go mod edit -replace "$m=$m@$staging_version"; done
+     go mod edit -require "k8s.io/kubernetes@$K8S_VERSION"
+     cat > tools.go <<'GO'
+//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+)
+GO
+     go mod tidy -e >/dev/null 2>&1 || true
+     go mod download)
+  fi
+  for b in "${missing[@]}"; do
+    log "building $b $K8S_VERSION"
+    (cd "$mod" && go build -tags tools -ldflags=-s -o "$BIN/$b.tmp" "k8s.io/kubernetes/cmd/$b") && mv "$BIN/$b.tmp" "$BIN/$b"
+  done
+}
+
+build_etcd() {
+  local out="$CACHE/bin/etcd-$ETCD_VERSION"
+  [ -x "$out" ] && return
+  log "building etcd $ETCD_VERSION"
+  local mod="$CACHE/src/etcd-$ETCD_VERSION"
+  mkdir -p "$mod"
+  (cd "$mod"
+   [ -f go.mod ] || go mod init kubectl-mcs.local/etcd >/dev/null 2>&1
+   cat > main.go <<'GO'
+package main
+
+import (
+	"os"
+
+	"go.etcd.io/etcd/server/v3/etcdmain"
+)
+
+func main() { etcdmain.Main(os.Args) }
+GO
+   go mod edit -require "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
+   go mod tidy >/dev/null
+   go build -ldflags=-s -o "$out.tmp" . && mv "$out.tmp" "$out")
+}
+
+build_kwok() {
+  local dir="$CACHE/bin/kwok-$KWOK_VERSION"
+  [ -x "$dir/kwokctl" ] && [ -x "$dir/kwok" ] && return
+  log "building kwok $KWOK_VERSION"
+  mkdir -p "$dir"
+  GOBIN="$dir" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
+}
+
+build_kwok
+build_etcd
+build_k8s
+echo "$CACHE/bin"
