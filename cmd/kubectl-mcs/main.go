@@ -4,8 +4,8 @@ import (
 	"os"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/component-base/cli"
 	_ "k8s.io/client-go/plugin/pkg/client/auth"
+	"k8s.io/component-base/cli"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd"
 )

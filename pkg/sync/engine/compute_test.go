@@ -532,3 +532,22 @@ func sortedCopy(s []string) []string {
 	sort.Strings(out)
 	return out
 }
+
+func TestEndpointSliceName(t *testing.T) {
+	long := strings.Repeat("s", 63)
+	seen := map[string]bool{}
+	for _, svc := range []string{"serve", long} {
+		for _, cl := range []string{"member1", strings.Repeat("c", 63)} {
+			for _, sl := range []string{"a", "b"} {
+				n := names.EndpointSliceName(svc, cl, sl)
+				if len(n) > 63 || strings.Contains(n, "--") || seen[n] {
+					t.Errorf("EndpointSliceName(%q, %q, %q) = %q: too long, '--' or duplicate", svc, cl, sl, n)
+				}
+				seen[n] = true
+			}
+		}
+	}
+	if n := names.EndpointSliceName("serve", "member1", "x"); !strings.HasPrefix(n, "derived-serve-member1-") {
+		t.Errorf("short name %q should stay readable", n)
+	}
+}

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The reference scenario of Karmada's multi-cluster service discovery guide, on the local test
+# bed: serve runs in member1 and is exported to the clusterset by kubectl mcs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export KUBECONFIG=$(bash test/testbed/testbed.sh env | sed 's/^export KUBECONFIG=//')
+export PATH="$PWD/bin:$PATH"
+CONTEXTS=member1,member2,member3
+step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+
+for c in member1 member2 member3; do
+  kubectl --context "$c" create namespace demo --dry-run=client -o yaml | kubectl --context "$c" apply -f - >/dev/null
+done
+kubectl --context member1 -n demo apply -f - >/dev/null <<'YAML'
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: serve
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app: serve
+  template:
+    metadata:
+      labels:
+        app: serve
+    spec:
+      containers:
+      - name: serve
+        image: jeremyot/serve:0a40de8
+        args:
+        - "--message='hello from cluster member1 (Node: {{env \"NODE_NAME\"}} Pod: {{env \"POD_NAME\"}} Address: {{addr}})'"
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: serve
+spec:
+  ports:
+  - port: 80
+    targetPort: 8080
+  selector:
+    app: serve
+YAML
+kubectl --context member1 -n demo rollout status deployment/serve --timeout=60s >/dev/null
+
+step kubectl mcs init --contexts=$CONTEXTS
+step kubectl mcs expose serve -n demo --contexts=$CONTEXTS
+step kubectl --context member1 -n demo get serviceexports,svc,endpointslices
+if kubectl mcs sync --help >/dev/null 2>&1 && ! kubectl mcs sync --help 2>&1 | grep -q "not yet implemented"; then
+  step kubectl mcs sync -n demo --contexts=$CONTEXTS
+  step kubectl --context member2 -n demo get serviceimports,svc,endpointslices
+fi
+printf '\nThe clusters stay up: KUBECONFIG=%s kubectl --context member2 get svc -A\nStop them with: make testbed-down\n' "$KUBECONFIG"

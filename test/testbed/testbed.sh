@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Local clusterset of real control planes (kube-apiserver, etcd, kube-controller-manager,
+# kube-scheduler, kwok) started as plain processes with kwokctl's binary runtime.
+#
+#   testbed.sh up [NAME...]     start clusters (default: member1 member2 member3)
+#   testbed.sh down [NAME...]   stop and delete them (default: every test-bed cluster)
+#   testbed.sh env              print the variables that point kubectl at the test bed
+#
+# Contexts in $TESTBED_KUBECONFIG are named after the clusters. Each cluster gets one fake Node
+# (kwok) with its own pod CIDR, so Deployments get Running pods with distinct IPs and the real
+# EndpointSlice controller fills EndpointSlices.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+CACHE=${KUBECTL_MCS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-mcs}
+TESTBED_DIR=${TESTBED_DIR:-$CACHE/testbed}
+TESTBED_KUBECONFIG=${TESTBED_KUBECONFIG:-$TESTBED_DIR/kubeconfig}
+export KWOK_WORKDIR="$TESTBED_DIR/kwok"
+
+bins() {
+  local root k8s
+  root=$(bash "$here/build.sh" | tail -n 1)
+  k8s=$(ls -d "$root"/k8s-* | sort | tail -n 1)
+  KWOKCTL=$(ls -d "$root"/kwok-*/ | sort | tail -n 1)kwokctl
+  KWOK=$(dirname "$KWOKCTL")/kwok
+  ETCD=$(ls "$root"/etcd-* | sort | tail -n 1)
+  APISERVER=$k8s/kube-apiserver CONTROLLER_MANAGER=$k8s/kube-controller-manager SCHEDULER=$k8s/kube-scheduler
+}
+
+# The cluster's index picks its pod CIDR, so pod IPs differ across clusters as in a real clusterset.
+index_of() { echo "$1" | tr -cd '0-9' | sed 's/^$/0/;s/^0*\([0-9]\)/\1/'; }
+
+up_one() {
+  local name=$1 idx cfg
+  idx=$(( $(index_of "$name") % 200 + 10 ))
+  cfg="$TESTBED_DIR/$name.kubeconfig"
+  if "$KWOKCTL" get clusters 2>/dev/null | grep -qx "$name" && kubectl --kubeconfig "$cfg" get --raw /readyz >/dev/null 2>&1; then
+    echo "testbed: $name already running" >&2
+  else
+    "$KWOKCTL" delete cluster --name "$name" >/dev/null 2>&1 || true
+    "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
+      --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
+      --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
+      --kubeconfig "$cfg" --wait 60s >&2
+    kubectl --kubeconfig "$cfg" config rename-context "kwok-$name" "$name" >/dev/null
+  fi
+  kubectl --kubeconfig "$cfg" --context "$name" apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Node
+metadata:
+  name: $name-node
+  annotations:
+    kwok.x-k8s.io/node: fake
+  labels:
+    kubernetes.io/hostname: $name-node
+    type: kwok
+spec:
+  podCIDR: 10.$idx.0.0/16
+YAML
+}
+
+merge_kubeconfig() {
+  local files=()
+  for f in "$TESTBED_DIR"/*.kubeconfig; do [ -f "$f" ] && files+=("$f"); done
+  [ ${#files[@]} -gt 0 ] || { rm -f "$TESTBED_KUBECONFIG"; return; }
+  KUBECONFIG=$(IFS=:; echo "${files[*]}") kubectl config view --flatten > "$TESTBED_KUBECONFIG.tmp"
+  mv "$TESTBED_KUBECONFIG.tmp" "$TESTBED_KUBECONFIG"
+}
+
+cmd=${1:-up}; shift || true
+mkdir -p "$TESTBED_DIR"
+case "$cmd" in
+  up)
+    [ $# -gt 0 ] || set -- member1 member2 member3
+    bins
+    for n in "$@"; do up_one "$n"; done
+    merge_kubeconfig
+    echo "testbed: up: $* (KUBECONFIG=$TESTBED_KUBECONFIG)" >&2
+    ;;
+  down)
+    bins >/dev/null 2>&1 || KWOKCTL=$(ls -d "$CACHE"/bin/kwok-*/ 2>/dev/null | tail -n 1)kwokctl
+    if [ $# -eq 0 ]; then
+      for f in "$TESTBED_DIR"/*.kubeconfig; do [ -f "$f" ] && set -- "$@" "$(basename "$f" .kubeconfig)"; done
+    fi
+    for n in "$@"; do
+      "$KWOKCTL" delete cluster --name "$n" >/dev/null 2>&1 || true
+      rm -f "$TESTBED_DIR/$n.kubeconfig"
+    done
+    merge_kubeconfig
+    echo "testbed: down: $*" >&2
+    ;;
+  stop|start)
+    # Stop/start one cluster's processes without deleting it (used to simulate an outage).
+    bins >/dev/null
+    for n in "$@"; do "$KWOKCTL" "$cmd" cluster --name "$n" >&2; done
+    ;;
+  env)
+    echo "export KUBECONFIG=$TESTBED_KUBECONFIG"
+    ;;
+  *) echo "usage: $0 up|down|stop|start|env [NAME...]" >&2; exit 2 ;;
+esac
