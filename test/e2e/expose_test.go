@@ -80,7 +80,7 @@ func TestExposeDirectRoundTrip(t *testing.T) {
 	}
 
 	// A ServiceExport made by hand elsewhere is left alone by unexpose.
-	service(t, "member3", ns, "other")
+	service(t, "member3", ns, "serve") // now member3 would export too, but the export there is the user's
 	userSE := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
 		"metadata": map[string]any{"name": "serve", "namespace": ns},

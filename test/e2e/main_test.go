@@ -22,6 +22,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -130,9 +131,11 @@ func mustMCS(t *testing.T, args ...string) result {
 	return r
 }
 
-// namespace creates a fresh namespace in the given clusters and removes it when the test ends.
-func namespace(t *testing.T, name string, in ...string) string {
+// namespace creates a fresh, uniquely named namespace in the given clusters and removes it when
+// the test ends.
+func namespace(t *testing.T, prefix string, in ...string) string {
 	t.Helper()
+	name := prefix + "-" + utilrand.String(5)
 	for _, c := range in {
 		_, err := clients[c].kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
 		if err != nil && !apierrors.IsAlreadyExists(err) {

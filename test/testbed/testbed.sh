@@ -28,7 +28,7 @@ bins() {
 }
 
 # The cluster's index picks its pod CIDR, so pod IPs differ across clusters as in a real clusterset.
-index_of() { echo "$1" | tr -cd '0-9' | sed 's/^$/0/;s/^0*\([0-9]\)/\1/'; }
+index_of() { local d=${1//[^0-9]/}; echo $((10#${d:-0})); }
 
 up_one() {
   local name=$1 idx cfg
@@ -41,7 +41,9 @@ up_one() {
     "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
-      --kubeconfig "$cfg" --wait 60s >&2
+      --kubeconfig "$cfg" --wait 60s >"$TESTBED_DIR/$name.log" 2>&1 ||
+      { cat "$TESTBED_DIR/$name.log" >&2; echo "testbed: $name failed to start" >&2; return 1; }
+    echo "testbed: $name started" >&2
     kubectl --kubeconfig "$cfg" config rename-context "kwok-$name" "$name" >/dev/null
   fi
   kubectl --kubeconfig "$cfg" --context "$name" apply -f - >/dev/null <<YAML
