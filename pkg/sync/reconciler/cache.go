@@ -1,0 +1,189 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	discoverylisters "k8s.io/client-go/listers/discovery/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+// member is one cluster's informer caches and health.
+type member struct {
+	*clusterset.Member
+	version string // mcs-api version the cluster serves
+
+	services   corelisters.ServiceLister
+	slices     discoverylisters.EndpointSliceLister
+	namespaces corelisters.NamespaceLister
+	exports    cache.GenericLister
+	imports    cache.GenericLister
+	hasSynced  []cache.InformerSynced
+
+	mu          sync.Mutex
+	synced      bool
+	reachable   bool
+	unreachable time.Time // when it was last seen turning unreachable
+}
+
+// start builds and runs the informers. Only what the engine reads is watched; onChange gets the
+// service key ("ns/name") that an event concerns.
+func (m *member) start(ctx context.Context, namespace string, onChange func(key string)) error {
+	v, err := mcsapi.ServedVersion(m.Discovery)
+	if err != nil {
+		return err
+	}
+	m.version = v
+	kf := informers.NewSharedInformerFactoryWithOptions(m.Client, 0, informers.WithNamespace(namespace))
+	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.Dynamic, 0, namespace, nil)
+
+	svcInf := kf.Core().V1().Services()
+	sliceInf := kf.Discovery().V1().EndpointSlices()
+	nsInf := kf.Core().V1().Namespaces()
+	seInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceExports))
+	siInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceImports))
+	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Lister(), nsInf.Lister()
+	m.exports, m.imports = seInf.Lister(), siInf.Lister()
+
+	handler := func(keyOf func(obj any) []string) cache.ResourceEventHandler {
+		fire := func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			for _, k := range keyOf(obj) {
+				onChange(k)
+			}
+		}
+		return cache.ResourceEventHandlerFuncs{AddFunc: fire, DeleteFunc: fire, UpdateFunc: func(_, n any) { fire(n) }}
+	}
+	byName := func(obj any) []string {
+		o, ok := obj.(interface {
+			GetNamespace() string
+			GetName() string
+		})
+		if !ok {
+			return nil
+		}
+		return []string{o.GetNamespace() + "/" + o.GetName()}
+	}
+	reg := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
+		_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+			klog.V(2).InfoS("watch error", "cluster", m.ID, "err", err)
+		})
+		_, err := inf.AddEventHandler(h)
+		m.hasSynced = append(m.hasSynced, inf.HasSynced)
+		return err
+	}
+	errs := []error{
+		reg(svcInf.Informer(), handler(func(obj any) []string {
+			s, ok := obj.(*corev1.Service)
+			if !ok {
+				return nil
+			}
+			if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" && names.IsManaged(s.Labels) {
+				return []string{s.Namespace + "/" + n}
+			}
+			return []string{s.Namespace + "/" + s.Name}
+		})),
+		reg(sliceInf.Informer(), handler(func(obj any) []string {
+			s, ok := obj.(*discoveryv1.EndpointSlice)
+			if !ok {
+				return nil
+			}
+			if names.IsManaged(s.Labels) {
+				if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" {
+					return []string{s.Namespace + "/" + n}
+				}
+				return nil
+			}
+			if n := s.Labels[discoveryv1.LabelServiceName]; n != "" {
+				return []string{s.Namespace + "/" + n}
+			}
+			return nil
+		})),
+		reg(nsInf.Informer(), handler(func(obj any) []string { return []string{"namespace:" + nameOf(obj)} })),
+		reg(seInf.Informer(), handler(byName)),
+		reg(siInf.Informer(), handler(byName)),
+	}
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	kf.Start(ctx.Done())
+	df.Start(ctx.Done())
+	return nil
+}
+
+func nameOf(obj any) string {
+	if o, ok := obj.(interface{ GetName() string }); ok {
+		return o.GetName()
+	}
+	return ""
+}
+
+func (m *member) cachesSynced() bool {
+	for _, f := range m.hasSynced {
+		if !f() {
+			return false
+		}
+	}
+	return true
+}
+
+// keys lists every service this cluster's caches say needs a decision: exported ones and those
+// that still have objects of ours.
+func (m *member) keys() []string {
+	seen := map[string]bool{}
+	add := func(ns, n string) { seen[ns+"/"+n] = true }
+	if l, err := m.exports.List(labels.Everything()); err == nil {
+		for _, o := range l {
+			u := o.(*unstructured.Unstructured)
+			add(u.GetNamespace(), u.GetName())
+		}
+	}
+	if l, err := m.imports.List(labels.Everything()); err == nil {
+		for _, o := range l {
+			u := o.(*unstructured.Unstructured)
+			if names.IsManaged(u.GetLabels()) {
+				add(u.GetNamespace(), u.GetName())
+			}
+		}
+	}
+	managed := labels.SelectorFromSet(labels.Set{names.EndpointSliceManagedByLabel: names.EndpointSliceManagedByValue})
+	if l, err := m.slices.List(managed); err == nil {
+		for _, s := range l {
+			if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" {
+				add(s.Namespace, n)
+			}
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	return out
+}
+
+func typed[T any](u *unstructured.Unstructured, into *T) (*T, error) {
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
+		return nil, fmt.Errorf("decoding %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+	}
+	return into, nil
+}

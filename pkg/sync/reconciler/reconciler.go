@@ -1,0 +1,574 @@
+// Package reconciler is the thin layer between the pure engine (pkg/sync/engine) and the member
+// clusters: informers in, server-side apply of the engine's plan out.
+package reconciler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/selection"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+// Options tune the reconciler.
+type Options struct {
+	Namespace          string // "" watches every namespace
+	FieldManager       string
+	DryRun             bool
+	UnreachableTimeout time.Duration // 0 keeps an unreachable member's endpoints forever
+	ProbeInterval      time.Duration // health probe period in watch mode (default 1s)
+	Metrics            *Metrics      // nil: no metrics
+}
+
+// Change is one write the reconciler made (or would make, under dry run).
+type Change struct {
+	Cluster, Kind, Namespace, Name, Action string
+	Object                                 runtime.Object `json:"-"`
+}
+
+// Reconciler keeps the clusterset in sync.
+type Reconciler struct {
+	opts    Options
+	members []*member
+	failed  map[string]error // members that could not be started at all
+	queue   workqueue.TypedRateLimitingInterface[string]
+	writes  atomic.Int64
+
+	mu        sync.Mutex
+	conflicts map[string][]engine.Conflict
+	skips     map[string][]string
+	changes   []Change
+	now       func() time.Time
+}
+
+// New prepares a reconciler over the members; unreachable ones are kept as such.
+func New(members []*clusterset.Member, opts Options) *Reconciler {
+	if opts.FieldManager == "" {
+		opts.FieldManager = names.FieldManager
+	}
+	if opts.ProbeInterval == 0 {
+		opts.ProbeInterval = time.Second
+	}
+	r := &Reconciler{
+		opts:      opts,
+		failed:    map[string]error{},
+		conflicts: map[string][]engine.Conflict{},
+		skips:     map[string][]string{},
+		now:       time.Now,
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: "kubectl-mcs"}),
+	}
+	for _, m := range members {
+		r.members = append(r.members, &member{Member: m, reachable: m.Err == nil})
+	}
+	return r
+}
+
+// Start runs the informers of every reachable member.
+func (r *Reconciler) Start(ctx context.Context) {
+	for _, m := range r.members {
+		if m.Err != nil {
+			r.failed[m.ID] = m.Err
+			continue
+		}
+		if err := m.start(ctx, r.opts.Namespace, r.enqueue); err != nil {
+			r.failed[m.ID] = err
+			m.reachable = false
+		}
+	}
+}
+
+// WaitForSync waits until every started member's caches have synced, or the timeout.
+func (r *Reconciler) WaitForSync(ctx context.Context, timeout time.Duration) {
+	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		all := true
+		for _, m := range r.members {
+			if m.hasSynced == nil {
+				continue
+			}
+			if m.cachesSynced() {
+				m.mu.Lock()
+				m.synced = true
+				m.mu.Unlock()
+			} else {
+				all = false
+			}
+		}
+		return all, nil
+	})
+}
+
+// Unreachable lists the members that are not reachable now, with why.
+func (r *Reconciler) Unreachable() map[string]string {
+	out := map[string]string{}
+	for id, err := range r.failed {
+		out[id] = err.Error()
+	}
+	for _, m := range r.members {
+		m.mu.Lock()
+		if !m.reachable && out[m.ID] == "" {
+			out[m.ID] = "unreachable since " + m.unreachable.Format(time.RFC3339)
+		}
+		m.mu.Unlock()
+	}
+	return out
+}
+
+func (r *Reconciler) enqueue(key string) {
+	if ns, ok := strings.CutPrefix(key, "namespace:"); ok {
+		// A namespace appeared or went: every service in it may import there now.
+		for _, k := range r.allKeys() {
+			if strings.HasPrefix(k, ns+"/") {
+				r.queue.Add(k)
+			}
+		}
+		return
+	}
+	r.queue.Add(key)
+}
+
+func (r *Reconciler) allKeys() []string {
+	seen := map[string]bool{}
+	for _, m := range r.members {
+		if m.exports == nil {
+			continue
+		}
+		for _, k := range m.keys() {
+			seen[k] = true
+		}
+	}
+	keys := make([]string, 0, len(seen))
+	for k := range seen {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// SyncAll reconciles every known service once: the one-shot `kubectl mcs sync`.
+func (r *Reconciler) SyncAll(ctx context.Context) error {
+	var errs []string
+	for _, k := range r.allKeys() {
+		if err := r.syncKey(ctx, k); err != nil {
+			errs = append(errs, err.Error())
+		}
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+// Run processes the queue until ctx ends: the `--watch` loop.
+func (r *Reconciler) Run(ctx context.Context, workers int) {
+	defer r.queue.ShutDown()
+	for _, k := range r.allKeys() {
+		r.queue.Add(k)
+	}
+	for _, m := range r.members {
+		go r.probe(ctx, m)
+	}
+	for i := 0; i < workers; i++ {
+		go wait.UntilWithContext(ctx, r.worker, time.Second)
+	}
+	if r.opts.UnreachableTimeout > 0 {
+		go wait.UntilWithContext(ctx, r.evictExpired, r.opts.UnreachableTimeout/4+time.Second)
+	}
+	<-ctx.Done()
+}
+
+func (r *Reconciler) worker(ctx context.Context) {
+	for {
+		key, quit := r.queue.Get()
+		if quit {
+			return
+		}
+		if r.opts.Metrics != nil {
+			r.opts.Metrics.QueueDepth.Set(float64(r.queue.Len()))
+		}
+		err := r.syncKey(ctx, key)
+		if err != nil {
+			klog.ErrorS(err, "sync failed, will retry", "service", key)
+			r.queue.AddRateLimited(key)
+		} else {
+			r.queue.Forget(key)
+		}
+		r.queue.Done(key)
+	}
+}
+
+// probe watches a member's health; a change in reachability re-decides every service.
+func (r *Reconciler) probe(ctx context.Context, m *member) {
+	if m.Client == nil {
+		return
+	}
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		pctx, cancel := context.WithTimeout(ctx, r.opts.ProbeInterval)
+		err := m.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(pctx).Error()
+		cancel()
+		m.mu.Lock()
+		was := m.reachable
+		m.reachable = err == nil
+		if was && !m.reachable {
+			m.unreachable = r.now()
+		}
+		m.mu.Unlock()
+		if was != m.reachable {
+			klog.InfoS("member reachability changed", "cluster", m.ID, "reachable", m.reachable)
+			for _, k := range r.allKeys() {
+				r.queue.Add(k)
+			}
+		}
+	}, r.opts.ProbeInterval)
+}
+
+func (r *Reconciler) evictExpired(context.Context) {
+	for _, m := range r.members {
+		m.mu.Lock()
+		expired := !m.reachable && !m.unreachable.IsZero() && r.now().Sub(m.unreachable) > r.opts.UnreachableTimeout
+		m.mu.Unlock()
+		if expired {
+			for _, k := range r.allKeys() {
+				r.queue.Add(k)
+			}
+			return
+		}
+	}
+}
+
+// observe gathers what every member knows of one service.
+func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
+	obs := engine.Observed{Now: metav1.NewTime(r.now()), FieldManager: r.opts.FieldManager}
+	allSynced := len(r.failed) == 0
+	derived := names.DerivedServiceName(name)
+	sources, _ := labels.NewRequirement(discoveryv1.LabelServiceName, selection.In, []string{name, derived})
+	ours := labels.SelectorFromSet(labels.Set{mcsv1beta1.LabelServiceName: name})
+	for _, m := range r.members {
+		m.mu.Lock()
+		reachable, synced, since := m.reachable, m.synced, m.unreachable
+		m.mu.Unlock()
+		if m.exports == nil {
+			continue // never reached: nothing known of it
+		}
+		if !synced {
+			allSynced = false
+			continue
+		}
+		if !reachable && r.opts.UnreachableTimeout > 0 && r.now().Sub(since) > r.opts.UnreachableTimeout {
+			continue // evicted: its endpoints leave the other clusters
+		}
+		cs := engine.ClusterState{ID: m.ID, Reachable: reachable}
+		if _, err := m.namespaces.Get(ns); err == nil {
+			cs.Namespaces = []string{ns}
+		}
+		if o, err := m.exports.ByNamespace(ns).Get(name); err == nil {
+			se, err := typed(o.(*unstructured.Unstructured), &mcsv1beta1.ServiceExport{})
+			if err != nil {
+				return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
+			}
+			cs.ServiceExports = append(cs.ServiceExports, se)
+		}
+		if o, err := m.imports.ByNamespace(ns).Get(name); err == nil {
+			si, err := typed(o.(*unstructured.Unstructured), &mcsv1beta1.ServiceImport{})
+			if err != nil {
+				return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
+			}
+			cs.ServiceImports = append(cs.ServiceImports, si)
+		}
+		for _, n := range []string{name, derived} {
+			if s, err := m.services.Services(ns).Get(n); err == nil {
+				cs.Services = append(cs.Services, s)
+			}
+		}
+		seen := map[string]bool{}
+		for _, sel := range []labels.Selector{labels.NewSelector().Add(*sources), ours} {
+			l, _ := m.slices.EndpointSlices(ns).List(sel)
+			for _, s := range l {
+				if !seen[s.Name] {
+					seen[s.Name] = true
+					cs.EndpointSlices = append(cs.EndpointSlices, s)
+				}
+			}
+		}
+		obs.Clusters = append(obs.Clusters, cs)
+	}
+	return obs, allSynced, nil
+}
+
+// syncKey decides and applies one service.
+func (r *Reconciler) syncKey(ctx context.Context, key string) error {
+	start := time.Now()
+	ns, name, ok := strings.Cut(key, "/")
+	if !ok {
+		return nil
+	}
+	obs, allSynced, err := r.observe(ns, name)
+	if err != nil {
+		return err
+	}
+	want := engine.Compute(obs)
+	actions := engine.Plan(obs, want, allSynced)
+
+	r.mu.Lock()
+	if len(want.Conflicts) > 0 {
+		r.conflicts[key] = want.Conflicts
+	} else {
+		delete(r.conflicts, key)
+	}
+	var skips []string
+	for id, cd := range want.Clusters {
+		for _, s := range cd.Skipped {
+			skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: %s", id, s.Kind, s.Namespace, s.Name, s.Message))
+		}
+	}
+	sort.Strings(skips)
+	r.skips[key] = skips
+	r.mu.Unlock()
+
+	var errs []string
+	for _, a := range actions {
+		if err := r.execute(ctx, obs, a); err != nil {
+			errs = append(errs, err.Error())
+			continue
+		}
+		r.mu.Lock()
+		r.changes = append(r.changes, Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb, Object: a.Object})
+		r.mu.Unlock()
+	}
+	if m := r.opts.Metrics; m != nil {
+		m.SyncLatency.Observe(time.Since(start).Seconds())
+		m.Conflicts.Set(float64(len(r.Conflicts())))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%s", strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+var (
+	gvrServices = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	gvrSlices   = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+)
+
+func (r *Reconciler) member(id string) *member {
+	for _, m := range r.members {
+		if m.ID == id {
+			return m
+		}
+	}
+	return nil
+}
+
+// execute performs one planned action with server-side apply (or a delete).
+func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.Action) error {
+	m := r.member(a.Cluster)
+	ref := fmt.Sprintf("cluster %q: %s %s/%s", a.Cluster, a.Kind, a.Namespace, a.Name)
+	if r.opts.DryRun {
+		return nil
+	}
+	var gvr schema.GroupVersionResource
+	var apiVersion, kind, sub string
+	switch a.Kind {
+	case engine.KindServiceImport:
+		gvr, apiVersion, kind = mcsapi.GVR(m.version, mcsapi.ServiceImports), mcsapi.Group+"/"+m.version, mcsv1beta1.ServiceImportKindName
+	case engine.KindService:
+		gvr, apiVersion, kind = gvrServices, "v1", "Service"
+	case engine.KindEndpointSlice:
+		gvr, apiVersion, kind = gvrSlices, "discovery.k8s.io/v1", "EndpointSlice"
+	case engine.KindServiceExportStatus:
+		gvr, apiVersion, kind = mcsapi.GVR(m.version, mcsapi.ServiceExports), mcsapi.Group+"/"+m.version, mcsv1beta1.ServiceExportKindName
+	default:
+		return fmt.Errorf("%s: unknown kind", ref)
+	}
+	res := m.Dynamic.Resource(gvr).Namespace(a.Namespace)
+	r.writes.Add(1)
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, a.Verb).Inc()
+	}
+	if a.Verb == engine.VerbDelete {
+		err := res.Delete(ctx, a.Name, metav1.DeleteOptions{})
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s: delete: %w", ref, err)
+		}
+		return nil
+	}
+	body, err := applyBody(a, apiVersion, kind)
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	if a.Verb == engine.VerbStatus {
+		sub = "status"
+	}
+	force := true
+	_, err = res.Patch(ctx, a.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: r.opts.FieldManager, Force: &force}, subresources(sub)...)
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", ref, a.Verb, err)
+	}
+	if a.Kind == engine.KindServiceExportStatus {
+		r.recordConflictEvent(ctx, m, obs, a)
+	}
+	return nil
+}
+
+func subresources(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+// ownConditions are the ServiceExport condition types the controller owns; others' stay theirs.
+var ownConditions = map[string]bool{
+	string(mcsv1beta1.ServiceExportConditionValid):    true,
+	string(mcsv1beta1.ServiceExportConditionReady):    true,
+	string(mcsv1beta1.ServiceExportConditionConflict): true,
+}
+
+// applyBody is the apply configuration of an action: only the fields we own.
+func applyBody(a engine.Action, apiVersion, kind string) ([]byte, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.Object)
+	if err != nil {
+		return nil, err
+	}
+	obj := map[string]any{"apiVersion": apiVersion, "kind": kind}
+	md, _ := u["metadata"].(map[string]any)
+	keep := map[string]any{"name": a.Name, "namespace": a.Namespace}
+	if a.Kind != engine.KindServiceExportStatus && a.Verb != engine.VerbStatus {
+		for _, f := range []string{"labels", "annotations", "ownerReferences"} {
+			if v, ok := md[f]; ok {
+				keep[f] = v
+			}
+		}
+	}
+	obj["metadata"] = keep
+	switch {
+	case a.Kind == engine.KindServiceExportStatus:
+		conds, _, _ := unstructured.NestedSlice(u, "status", "conditions")
+		var mine []any
+		for _, c := range conds {
+			if t, _ := c.(map[string]any)["type"].(string); ownConditions[t] {
+				mine = append(mine, c)
+			}
+		}
+		obj["status"] = map[string]any{"conditions": mine}
+	case a.Verb == engine.VerbStatus:
+		obj["status"] = u["status"]
+	default:
+		for k, v := range u {
+			if k != "metadata" && k != "status" && k != "apiVersion" && k != "kind" {
+				obj[k] = v
+			}
+		}
+	}
+	return json.Marshal(obj)
+}
+
+// recordConflictEvent emits an Event on a ServiceExport whose Conflict condition changes.
+func (r *Reconciler) recordConflictEvent(ctx context.Context, m *member, obs engine.Observed, a engine.Action) {
+	want, _ := a.Object.(*mcsv1beta1.ServiceExport)
+	if want == nil {
+		return
+	}
+	var before *metav1.Condition
+	for _, cs := range obs.Clusters {
+		if cs.ID != m.ID {
+			continue
+		}
+		for _, se := range cs.ServiceExports {
+			before = meta.FindStatusCondition(se.Status.Conditions, string(mcsv1beta1.ServiceExportConditionConflict))
+		}
+	}
+	after := meta.FindStatusCondition(want.Status.Conditions, string(mcsv1beta1.ServiceExportConditionConflict))
+	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
+		return
+	}
+	if before == nil && after.Status != metav1.ConditionTrue {
+		return // first decision, no conflict: nothing to tell
+	}
+	typ, reason := corev1.EventTypeWarning, "ConflictDetected"
+	if after.Status != metav1.ConditionTrue {
+		typ, reason = corev1.EventTypeNormal, "ConflictResolved"
+	}
+	now := metav1.NewTime(r.now())
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: a.Name + ".", Namespace: a.Namespace,
+			Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue}},
+		InvolvedObject: corev1.ObjectReference{APIVersion: mcsapi.Group + "/" + m.version, Kind: mcsv1beta1.ServiceExportKindName,
+			Namespace: a.Namespace, Name: a.Name, UID: want.UID},
+		Type: typ, Reason: reason, Message: after.Message,
+		Source:         corev1.EventSource{Component: names.FieldManager},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	if _, err := m.Client.CoreV1().Events(a.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		klog.V(2).InfoS("could not record event", "cluster", m.ID, "export", a.Namespace+"/"+a.Name, "err", err)
+	}
+}
+
+// Conflicts returns every current conflict, sorted.
+func (r *Reconciler) Conflicts() []engine.Conflict {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []engine.Conflict
+	for _, c := range r.conflicts {
+		out = append(out, c...)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Service != b.Service {
+			return a.Service < b.Service
+		}
+		return a.Reason < b.Reason
+	})
+	return out
+}
+
+// Skips returns the objects the engine declined to touch (user-made, same name).
+func (r *Reconciler) Skips() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, s := range r.skips {
+		out = append(out, s...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Changes returns and forgets the writes made so far.
+func (r *Reconciler) Changes() []Change {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.changes
+	r.changes = nil
+	return c
+}
+
+// Writes counts API writes since start.
+func (r *Reconciler) Writes() int64 { return r.writes.Load() }
