@@ -2,14 +2,18 @@
 package cmd
 
 import (
+	goflag "flag"
+
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/notyet"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/synccmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/unexpose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/version"
 )
@@ -38,11 +42,16 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	flags.AddFlags(cmd.PersistentFlags())
+	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
+	klog.InitFlags(klogFlags)
+	for _, name := range []string{"v", "vmodule"} {
+		cmd.PersistentFlags().AddGoFlag(klogFlags.Lookup(name))
+	}
 	cmd.AddCommand(
 		initcmd.NewCmdInit(flags, streams),
 		expose.NewCmdExpose(flags, streams),
 		unexpose.NewCmdUnexpose(flags, streams),
-		notyet.NewCmd("sync", "Reconcile the clusterset once, or keep it in sync with --watch (not yet implemented)"),
+		synccmd.NewCmdSync(flags, streams),
 		notyet.NewCmd("status", "Show the multi-cluster view of services (not yet implemented)"),
 		version.NewCmdVersion(streams),
 	)

@@ -169,16 +169,31 @@ func (r *Reconciler) allKeys() []string {
 	return keys
 }
 
-// SyncAll reconciles every known service once: the one-shot `kubectl mcs sync`.
+// SyncAll reconciles every known service until nothing is left to do (or maxPasses): the one-shot
+// `kubectl mcs sync`. Later passes pick up what the apiservers filled in, such as the derived
+// Service's cluster IP that the ServiceImport must carry.
 func (r *Reconciler) SyncAll(ctx context.Context) error {
-	var errs []string
-	for _, k := range r.allKeys() {
-		if err := r.syncKey(ctx, k); err != nil {
-			errs = append(errs, err.Error())
+	const maxPasses = 10
+	for pass := 0; pass < maxPasses; pass++ {
+		before := r.writes.Load()
+		var errs []string
+		for _, k := range r.allKeys() {
+			if err := r.syncKey(ctx, k); err != nil {
+				errs = append(errs, err.Error())
+			}
 		}
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("%s", strings.Join(errs, "; "))
+		if len(errs) > 0 {
+			return fmt.Errorf("%s", strings.Join(errs, "; "))
+		}
+		if r.writes.Load() == before || r.opts.DryRun {
+			return nil
+		}
+		// Let the informers see our own writes before deciding again.
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(300 * time.Millisecond):
+		}
 	}
 	return nil
 }
@@ -532,7 +547,7 @@ func (r *Reconciler) recordConflictEvent(ctx context.Context, m *member, obs eng
 func (r *Reconciler) Conflicts() []engine.Conflict {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	var out []engine.Conflict
+	out := []engine.Conflict{}
 	for _, c := range r.conflicts {
 		out = append(out, c...)
 	}

@@ -1,0 +1,386 @@
+// Package synccmd implements `kubectl mcs sync`: the embedded KEP-1645 controller.
+package synccmd
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/client-go/tools/leaderelection"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/klog/v2"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/reconciler"
+)
+
+var (
+	long = templates.LongDesc(`
+		Act as the Multi-Cluster Services controller (KEP-1645) of a clusterset.
+
+		For every ServiceExport in any member, sync writes in every member that has the namespace
+		a ServiceImport, a derived Service "derived-NAME" and EndpointSlices copied from each
+		exporting cluster, and sets the Valid, Ready and Conflict conditions on the exports.
+		Conflicting exports are resolved in favour of the oldest, and listed in a table.
+
+		Without --watch it makes one pass and prints what it changed; with --watch it keeps the
+		clusterset in sync until interrupted. It never changes an object it did not create.`)
+	example = templates.Examples(`
+		# One pass over a clusterset of three
+		kubectl mcs sync --contexts=member1,member2,member3
+
+		# What would change, as YAML
+		kubectl mcs sync --contexts=member1,member2 --dry-run=client -o yaml
+
+		# Keep syncing, with metrics and leader election
+		kubectl mcs sync --watch --contexts=member1,member2,member3 \
+		    --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --leader-elect`)
+)
+
+// Options holds sync's flags.
+type Options struct {
+	ConfigFlags        *genericclioptions.ConfigFlags
+	Clusterset         clusterset.Flags
+	DryRun             cmdutil.DryRunStrategy
+	Output             string
+	FieldManager       string
+	Watch              bool
+	UnreachableTimeout time.Duration
+	SyncTimeout        time.Duration
+	Workers            int
+	MetricsAddr        string
+	HealthAddr         string
+	LeaderElect        bool
+	LeaderContext      string
+	LeaderNamespace    string
+	AllNamespaces      bool
+
+	namespace string
+	members   []*clusterset.Member
+	genericiooptions.IOStreams
+}
+
+// NewCmdSync returns the sync command.
+func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{ConfigFlags: flags, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:     "sync --contexts=CTX[=ID],...",
+		Short:   "Import exported services into every member cluster (once, or with --watch)",
+		Long:    long,
+		Example: example,
+		Args:    cobra.NoArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			cmdutil.CheckErr(o.Complete(cmd))
+			cmdutil.CheckErr(o.Validate())
+			cmdutil.CheckErr(o.Run(cmd.Context()))
+		},
+	}
+	f := cmd.Flags()
+	o.Clusterset.AddFlags(f)
+	cmdutil.AddDryRunFlag(cmd)
+	f.StringVarP(&o.Output, "output", "o", "", "Output format of the plan: yaml or json (default: tables)")
+	f.StringVar(&o.FieldManager, "field-manager", names.FieldManager, "Name of the manager used to track field ownership (server-side apply).")
+	f.BoolVarP(&o.Watch, "watch", "w", false, "Keep running and keep the clusterset in sync")
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Sync every namespace (the default unless -n is given)")
+	f.DurationVar(&o.UnreachableTimeout, "unreachable-timeout", 0, "Drop an unreachable member's endpoints from the other clusters after this long (0: keep them)")
+	f.DurationVar(&o.SyncTimeout, "cache-sync-timeout", 30*time.Second, "How long to wait for every member's caches before deciding")
+	f.IntVar(&o.Workers, "workers", 4, "Services synced in parallel with --watch")
+	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "Serve Prometheus metrics here with --watch (e.g. :8080; 0 disables)")
+	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "0", "Serve /healthz and /readyz here with --watch (0 disables)")
+	f.BoolVar(&o.LeaderElect, "leader-elect", false, "With --watch, run only while holding a Lease (several replicas, one active)")
+	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease (default: the first of --contexts)")
+	f.StringVar(&o.LeaderNamespace, "leader-elect-namespace", "kube-system", "Namespace of the Lease")
+	return cmd
+}
+
+// Complete resolves the clusterset and namespace.
+func (o *Options) Complete(cmd *cobra.Command) error {
+	var err error
+	if o.DryRun, err = cmdutil.GetDryRunStrategy(cmd); err != nil {
+		return err
+	}
+	if cmd.Flags().Changed("namespace") && !o.AllNamespaces {
+		o.namespace = *o.ConfigFlags.Namespace
+	}
+	loader := &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset}
+	refs, err := loader.Refs(true)
+	if err != nil {
+		return err
+	}
+	o.members = loader.Connect(cmd.Context(), refs)
+	return nil
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	switch o.Output {
+	case "", "yaml", "json":
+	default:
+		return fmt.Errorf("--output %q: must be yaml or json", o.Output)
+	}
+	if o.Watch && o.Output != "" {
+		return errors.New("--output goes with a one-shot sync, not --watch")
+	}
+	if o.LeaderElect && !o.Watch {
+		return errors.New("--leader-elect goes with --watch")
+	}
+	if o.Workers < 1 {
+		return errors.New("--workers must be at least 1")
+	}
+	reachable := 0
+	for _, m := range o.members {
+		if m.Err == nil {
+			reachable++
+		}
+	}
+	if reachable == 0 {
+		return clusterset.FirstError(o.members)
+	}
+	return nil
+}
+
+func (o *Options) reconcilerOptions(metrics *reconciler.Metrics) reconciler.Options {
+	return reconciler.Options{
+		Namespace: o.namespace, FieldManager: o.FieldManager, DryRun: o.DryRun != cmdutil.DryRunNone,
+		UnreachableTimeout: o.UnreachableTimeout, Metrics: metrics,
+	}
+}
+
+// Run syncs once, or keeps syncing with --watch.
+func (o *Options) Run(ctx context.Context) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	for _, m := range o.members {
+		if m.Err != nil {
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %v; its last-known state is unavailable\n", m.ID, m.Context, m.Err)
+		}
+	}
+	if o.Watch {
+		return o.watch(ctx)
+	}
+	r := reconciler.New(o.members, o.reconcilerOptions(nil))
+	r.Start(ctx)
+	r.WaitForSync(ctx, o.SyncTimeout)
+	err := r.SyncAll(ctx)
+	report := Report{Changes: toChanges(r.Changes()), Conflicts: r.Conflicts(), Unreachable: r.Unreachable(), Skipped: r.Skips()}
+	if o.Output != "" {
+		if perr := printers.Data(o.Out, o.Output, report); perr != nil {
+			return perr
+		}
+	} else {
+		if perr := o.printReport(report); perr != nil {
+			return perr
+		}
+	}
+	return err
+}
+
+// Report is the machine-readable result of one pass (-o yaml|json).
+type Report struct {
+	Changes     []ChangeRow       `json:"changes"`
+	Conflicts   []engine.Conflict `json:"conflicts"`
+	Unreachable map[string]string `json:"unreachable,omitempty"`
+	Skipped     []string          `json:"skipped,omitempty"`
+}
+
+// ChangeRow is one write.
+type ChangeRow struct {
+	Cluster string `json:"cluster"`
+	Kind    string `json:"kind"`
+	Object  string `json:"object"`
+	Action  string `json:"action"`
+}
+
+func toChanges(cs []reconciler.Change) []ChangeRow {
+	out := []ChangeRow{}
+	for _, c := range cs {
+		out = append(out, ChangeRow{Cluster: c.Cluster, Kind: c.Kind, Object: c.Namespace + "/" + c.Name, Action: c.Action})
+	}
+	return out
+}
+
+func (o *Options) printReport(rep Report) error {
+	suffix := ""
+	if o.DryRun != cmdutil.DryRunNone {
+		suffix = " (dry run)"
+	}
+	if len(rep.Changes) == 0 {
+		fmt.Fprintln(o.Out, "No changes."+suffix)
+	} else {
+		rows := make([][]string, 0, len(rep.Changes))
+		for _, c := range rep.Changes {
+			rows = append(rows, []string{c.Cluster, c.Kind, c.Object, c.Action + suffix})
+		}
+		if err := printers.Table(o.Out, []string{"cluster", "kind", "object", "action"}, rows, false); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(o.Out)
+	if err := PrintConflicts(o.Out, rep.Conflicts); err != nil {
+		return err
+	}
+	for _, s := range rep.Skipped {
+		fmt.Fprintf(o.ErrOut, "Warning: %s\n", s)
+	}
+	ids := make([]string, 0, len(rep.Unreachable))
+	for id := range rep.Unreachable {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		fmt.Fprintf(o.ErrOut, "Warning: cluster %q is unreachable: %s\n", id, rep.Unreachable[id])
+	}
+	return nil
+}
+
+// PrintConflicts writes the conflicts table (or a line saying there are none).
+func PrintConflicts(w io.Writer, cs []engine.Conflict) error {
+	if len(cs) == 0 {
+		_, err := fmt.Fprintln(w, "No conflicts.")
+		return err
+	}
+	rows := make([][]string, 0, len(cs))
+	for _, c := range cs {
+		rows = append(rows, []string{c.Namespace, c.Service, c.Reason, c.Winner, strings.Join(c.Disagreeing, ","), c.Message})
+	}
+	return printers.Table(w, []string{"namespace", "service", "conflict", "winner", "disagreeing", "detail"}, rows, false)
+}
+
+func (o *Options) watch(ctx context.Context) error {
+	reg := prometheus.NewRegistry()
+	metrics := reconciler.NewMetrics(reg)
+	r := reconciler.New(o.members, o.reconcilerOptions(metrics))
+	ready := make(chan struct{})
+	if err := serve(ctx, o.MetricsAddr, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})); err != nil {
+		return err
+	}
+	health := http.NewServeMux()
+	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		select {
+		case <-ready:
+			_, _ = w.Write([]byte("ok"))
+		default:
+			http.Error(w, "caches not synced", http.StatusServiceUnavailable)
+		}
+	})
+	if err := serve(ctx, o.HealthAddr, "", health); err != nil {
+		return err
+	}
+	run := func(ctx context.Context) {
+		r.Start(ctx)
+		r.WaitForSync(ctx, o.SyncTimeout)
+		close(ready)
+		klog.InfoS("caches synced, syncing", "clusters", len(o.members), "namespace", o.namespace)
+		go o.reportConflicts(ctx, r)
+		r.Run(ctx, o.Workers)
+	}
+	if !o.LeaderElect {
+		run(ctx)
+		return nil
+	}
+	return o.leaderElect(ctx, run)
+}
+
+// reportConflicts prints the conflicts table whenever the set of conflicts changes.
+func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler) {
+	last := "-"
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		cs := r.Conflicts()
+		var sig strings.Builder
+		for _, c := range cs {
+			fmt.Fprintf(&sig, "%s|%s|%s|%s|%v\n", c.Namespace, c.Service, c.Reason, c.Winner, c.Disagreeing)
+		}
+		if sig.String() == last {
+			continue
+		}
+		last = sig.String()
+		fmt.Fprintf(o.Out, "--- conflicts at %s\n", time.Now().Format(time.RFC3339))
+		_ = PrintConflicts(o.Out, cs)
+	}
+}
+
+func serve(ctx context.Context, addr, path string, h http.Handler) error {
+	if addr == "" || addr == "0" {
+		return nil
+	}
+	mux := http.NewServeMux()
+	if path != "" {
+		mux.Handle(path, h)
+	} else {
+		mux.Handle("/", h)
+	}
+	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("listening on %s: %w", addr, err)
+	case <-time.After(100 * time.Millisecond):
+		return nil
+	}
+}
+
+func (o *Options) leaderElect(ctx context.Context, run func(context.Context)) error {
+	var holder *clusterset.Member
+	for _, m := range o.members {
+		if (o.LeaderContext == "" && m.Err == nil) || m.Context == o.LeaderContext {
+			holder = m
+			break
+		}
+	}
+	if holder == nil || holder.Err != nil {
+		return fmt.Errorf("--leader-elect: no reachable member to hold the Lease (context %q)", o.LeaderContext)
+	}
+	host, _ := os.Hostname()
+	lock := &resourcelock.LeaseLock{
+		LeaseMeta:  metav1.ObjectMeta{Name: "kubectl-mcs-sync", Namespace: o.LeaderNamespace},
+		Client:     holder.Client.CoordinationV1(),
+		LockConfig: resourcelock.ResourceLockConfig{Identity: host + "_" + uuid.NewString()},
+	}
+	done := make(chan struct{})
+	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
+		Lock: lock, ReleaseOnCancel: true,
+		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
+		Callbacks: leaderelection.LeaderCallbacks{
+			OnStartedLeading: func(ctx context.Context) { run(ctx); close(done) },
+			OnStoppedLeading: func() { klog.InfoS("leadership lost or released", "cluster", holder.ID) },
+		},
+		Name: "kubectl-mcs-sync",
+	})
+	return nil
+}
