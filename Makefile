@@ -29,7 +29,7 @@ testbed-build:
 test-e2e: build testbed-build
 	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh up member1 member2 member3 karmada
 	status=0; \
-	E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) \
+	TESTBED_DIR=$(E2E_TESTBED_DIR) E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) \
 	  go test -count=1 -tags e2e -timeout 30m -v ./test/e2e || status=$$?; \
 	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status

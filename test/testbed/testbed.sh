@@ -93,8 +93,28 @@ case "$cmd" in
     ;;
   stop|start)
     # Stop/start one cluster's processes without deleting it (used to simulate an outage).
+    # kwokctl returns before the apiserver is up (or down): wait for it, and retry a start whose
+    # ports were still held by the stopped processes.
     bins >/dev/null
-    for n in "$@"; do "$KWOKCTL" "$cmd" cluster --name "$n" >&2; done
+    for n in "$@"; do
+      cfg="$TESTBED_DIR/$n.kubeconfig"
+      for attempt in 1 2 3; do
+        "$KWOKCTL" "$cmd" cluster --name "$n" >"$TESTBED_DIR/$n.log" 2>&1 || true
+        ok=
+        for _ in $(seq 1 60); do
+          if kubectl --kubeconfig "$cfg" --request-timeout=1s get --raw /readyz >/dev/null 2>&1; then
+            [ "$cmd" = start ] && { ok=1; break; }
+          else
+            [ "$cmd" = stop ] && { ok=1; break; }
+          fi
+          sleep 0.5
+        done
+        [ -n "$ok" ] && break
+        [ "$cmd" = start ] && "$KWOKCTL" stop cluster --name "$n" >/dev/null 2>&1 || true
+      done
+      [ -n "$ok" ] || { cat "$TESTBED_DIR/$n.log" >&2; echo "testbed: $cmd $n failed" >&2; exit 1; }
+      echo "testbed: $n ${cmd}ped" | sed 's/stopped/stopped/;s/startped/started/' >&2
+    done
     ;;
   env)
     echo "export KUBECONFIG=$TESTBED_KUBECONFIG"

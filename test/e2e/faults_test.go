@@ -1,0 +1,125 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// startWatch runs `sync --watch` in the background until the test ends (or stop is called).
+func startWatch(t *testing.T, ns string, extra ...string) (stop func()) {
+	t.Helper()
+	args := append([]string{"--kubeconfig", kubeconfig, "sync", "--watch", "-n", ns, "--contexts", allMembers}, extra...)
+	cmd := exec.Command(binary, args...)
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := false
+	stop = func() {
+		if !done {
+			done = true
+			_ = cmd.Process.Signal(syscall.SIGKILL)
+			_ = cmd.Wait()
+		}
+	}
+	t.Cleanup(func() {
+		stop()
+		if t.Failed() {
+			t.Logf("sync --watch output:\n%s", out.String())
+		}
+	})
+	return stop
+}
+
+func testbed(t *testing.T, verb, name string) {
+	t.Helper()
+	cmd := exec.Command("bash", "../testbed/testbed.sh", verb, name)
+	cmd.Env = os.Environ()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("testbed %s %s: %v\n%s", verb, name, err, out)
+	}
+}
+
+func managedSliceUIDs(t *testing.T, c, ns string) []string {
+	t.Helper()
+	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "endpointslice.kubernetes.io/managed-by=kubectl-mcs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var uids []string
+	for _, s := range l.Items {
+		uids = append(uids, string(s.UID))
+	}
+	sort.Strings(uids)
+	return uids
+}
+
+// TestSyncRestartKeepsSlices: killing the controller and starting it again deletes nothing when
+// the sources did not change.
+func TestSyncRestartKeepsSlices(t *testing.T) {
+	ns := namespace(t, "e2e-restart", members...)
+	deployment(t, "member1", ns, "serve", 2)
+	service(t, "member1", ns, "serve")
+	userExport(t, "member1", ns, "serve")
+	stop := startWatch(t, ns)
+	waitFor(t, "import in member2", func() bool { return len(importedIPs(t, "member2", ns, "serve", "member1")) == 2 })
+	before := managedSliceUIDs(t, "member2", ns)
+	stop()
+	startWatch(t, ns)
+	time.Sleep(3 * time.Second)
+	if after := managedSliceUIDs(t, "member2", ns); strings.Join(after, ",") != strings.Join(before, ",") {
+		t.Fatalf("managed slices were deleted or replaced across a restart: %v -> %v", before, after)
+	}
+}
+
+// TestSyncUnreachableMember: a member whose apiserver stops keeps its endpoints in the others
+// until --unreachable-timeout, then they go; they come back with it.
+func TestSyncUnreachableMember(t *testing.T) {
+	ns := namespace(t, "e2e-outage", members...)
+	deployment(t, "member3", ns, "serve", 1)
+	service(t, "member3", ns, "serve")
+	userExport(t, "member3", ns, "serve")
+	want := podIPs(t, "member3", ns, "serve")
+	startWatch(t, ns, "--unreachable-timeout=4s")
+	waitFor(t, "member3's endpoints in member1", func() bool { return len(importedIPs(t, "member1", ns, "serve", "member3")) == 1 })
+
+	testbed(t, "stop", "member3")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			testbed(t, "start", "member3")
+		}
+	})
+	stopped := time.Now()
+	// One-shot sync meanwhile: it cannot read member3 at all, so it must delete nothing.
+	r := mcs("sync", "-n", ns, "--contexts", allMembers)
+	if r.code != 0 || !strings.Contains(r.stderr, `cluster "member3"`) {
+		t.Errorf("one-shot sync with member3 down: exit %d, stderr %q", r.code, r.stderr)
+	}
+	time.Sleep(time.Until(stopped.Add(2 * time.Second)))
+	if got := importedIPs(t, "member1", ns, "serve", "member3"); len(got) != 1 {
+		t.Fatalf("member3's endpoints dropped %v after it went away, before --unreachable-timeout", time.Since(stopped))
+	}
+	waitFor(t, "eviction after --unreachable-timeout", func() bool { return len(importedIPs(t, "member1", ns, "serve", "member3")) == 0 })
+	if d := time.Since(stopped); d < 4*time.Second {
+		t.Errorf("evicted after %v, before the 4s timeout", d)
+	}
+
+	testbed(t, "start", "member3")
+	restarted = true
+	waitFor(t, "member3's endpoints restored", func() bool {
+		got := importedIPs(t, "member1", ns, "serve", "member3")
+		return len(got) == 1 && got[0] == want[0]
+	})
+}
