@@ -372,12 +372,11 @@ func (o *Options) leaderElect(ctx context.Context, run func(context.Context)) er
 		Client:     holder.Client.CoordinationV1(),
 		LockConfig: resourcelock.ResourceLockConfig{Identity: host + "_" + uuid.NewString()},
 	}
-	done := make(chan struct{})
 	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
 		Lock: lock, ReleaseOnCancel: true,
 		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
 		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: func(ctx context.Context) { run(ctx); close(done) },
+			OnStartedLeading: run,
 			OnStoppedLeading: func() { klog.InfoS("leadership lost or released", "cluster", holder.ID) },
 		},
 		Name: "kubectl-mcs-sync",
