@@ -4,7 +4,7 @@ package mcsapi
 
 import (
 	"fmt"
-	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -29,7 +29,7 @@ func GVR(version, resource string) schema.GroupVersionResource {
 	return schema.GroupVersionResource{Group: Group, Version: version, Resource: resource}
 }
 
-var (
+const (
 	ServiceExports = "serviceexports"
 	ServiceImports = "serviceimports"
 )
@@ -132,30 +132,11 @@ func ParseKeyValues(flag string, items []string) (map[string]string, error) {
 	}
 	out := map[string]string{}
 	for _, kv := range items {
-		k, v, ok := splitKV(kv)
-		if !ok {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
 			return nil, fmt.Errorf("--%s: %q is not KEY=VALUE", flag, kv)
 		}
 		out[k] = v
 	}
 	return out, nil
-}
-
-func splitKV(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '=' {
-			return s[:i], s[i+1:], i > 0
-		}
-	}
-	return "", "", false
-}
-
-// SortedKeys returns a map's keys in order.
-func SortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

@@ -130,10 +130,8 @@ func (o *Options) AddTargetFlags(f *pflag.FlagSet) {
 
 // Complete fills in the service name, namespace and Karmada context.
 func (o *Options) Complete(cmd *cobra.Command, args []string) error {
-	if cmd.Flags().Lookup("dry-run") != nil {
-		if err := o.Write.Complete(cmd); err != nil {
-			return err
-		}
+	if err := o.Write.Complete(cmd); err != nil {
+		return err
 	}
 	o.Service = args[0]
 	if o.KarmadaContext != "" {

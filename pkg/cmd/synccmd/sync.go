@@ -168,9 +168,6 @@ func (o *Options) reconcilerOptions(metrics *reconciler.Metrics) reconciler.Opti
 
 // Run syncs once, or keeps syncing with --watch.
 func (o *Options) Run(ctx context.Context) error {
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	for _, m := range o.members {
