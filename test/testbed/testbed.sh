@@ -37,7 +37,10 @@ up_one() {
   if "$KWOKCTL" get clusters 2>/dev/null | grep -qx "$name" && kubectl --kubeconfig "$cfg" get --raw /readyz >/dev/null 2>&1; then
     echo "testbed: $name already running" >&2
   else
+    # Leftovers of a cluster whose processes are gone (a killed session, a reboot) are cleared
+    # first: kwokctl merges into an existing kubeconfig, so a stale one would clash.
     "$KWOKCTL" delete cluster --name "$name" >/dev/null 2>&1 || true
+    rm -f "$cfg"
     "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
