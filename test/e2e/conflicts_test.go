@@ -52,10 +52,14 @@ func TestSyncConflictKinds(t *testing.T) {
 			older: clientIP(600), newer: clientIP(30),
 			field: []string{"spec", "sessionAffinityConfig", "clientIP", "timeoutSeconds"}, want: "600"},
 		{reason: "InternalTrafficPolicyConflict",
-			older: func(s *corev1.Service) { s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal) },
+			older: func(s *corev1.Service) {
+				s.Spec.InternalTrafficPolicy = ptr.To(corev1.ServiceInternalTrafficPolicyLocal)
+			},
 			field: []string{"spec", "internalTrafficPolicy"}, want: "Local"},
 		{reason: "TrafficDistributionConflict",
-			older: func(s *corev1.Service) { s.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferSameZone) },
+			older: func(s *corev1.Service) {
+				s.Spec.TrafficDistribution = ptr.To(corev1.ServiceTrafficDistributionPreferSameZone)
+			},
 			field: []string{"spec", "trafficDistribution"}, want: "PreferSameZone"},
 		{reason: "IPFamilyConflict",
 			older: headless(corev1.IPv4Protocol), newer: headless(corev1.IPv6Protocol),
