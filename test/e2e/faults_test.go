@@ -8,39 +8,11 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-// startWatch runs `sync --watch` in the background until the test ends (or stop is called).
-func startWatch(t *testing.T, ns string, extra ...string) (stop func()) {
-	t.Helper()
-	args := append([]string{"--kubeconfig", kubeconfig, "sync", "--watch", "-n", ns, "--contexts", allMembers}, extra...)
-	cmd := exec.Command(binary, args...)
-	var out strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := false
-	stop = func() {
-		if !done {
-			done = true
-			_ = cmd.Process.Signal(syscall.SIGKILL)
-			_ = cmd.Wait()
-		}
-	}
-	t.Cleanup(func() {
-		stop()
-		if t.Failed() {
-			t.Logf("sync --watch output:\n%s", out.String())
-		}
-	})
-	return stop
-}
 
 func testbed(t *testing.T, verb, name string) {
 	t.Helper()
@@ -72,10 +44,10 @@ func TestSyncRestartKeepsSlices(t *testing.T) {
 	deployment(t, "member1", ns, "serve", 2)
 	service(t, "member1", ns, "serve")
 	userExport(t, "member1", ns, "serve")
-	stop := startWatch(t, ns)
+	w := startWatch(t, ns)
 	waitFor(t, "import in member2", func() bool { return len(importedIPs(t, "member2", ns, "serve", "member1")) == 2 })
 	before := managedSliceUIDs(t, "member2", ns)
-	stop()
+	w.kill()
 	startWatch(t, ns)
 	time.Sleep(3 * time.Second)
 	if after := managedSliceUIDs(t, "member2", ns); strings.Join(after, ",") != strings.Join(before, ",") {

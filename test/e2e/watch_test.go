@@ -1,0 +1,252 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+)
+
+// watcher is a `sync --watch` process with its metrics and health endpoints on loopback.
+type watcher struct {
+	cmd             *exec.Cmd
+	out             *lockedBuffer
+	metrics, health string
+	exited          chan struct{}
+	exitErr         error
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// startWatch runs `sync --watch` in the background until the test ends (or kill/terminate).
+func startWatch(t *testing.T, ns string, extra ...string) *watcher {
+	t.Helper()
+	w := &watcher{out: &lockedBuffer{}, metrics: freePort(t), health: freePort(t), exited: make(chan struct{})}
+	args := append([]string{"--kubeconfig", kubeconfig, "sync", "--watch", "-n", ns, "--contexts", allMembers,
+		"--metrics-bind-address", w.metrics, "--health-probe-bind-address", w.health}, extra...)
+	w.cmd = exec.Command(binary, args...)
+	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
+	if err := w.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { w.exitErr = w.cmd.Wait(); close(w.exited) }()
+	t.Cleanup(func() {
+		w.kill()
+		if t.Failed() {
+			t.Logf("sync --watch output:\n%s", w.out.String())
+		}
+	})
+	return w
+}
+
+func (w *watcher) kill() {
+	_ = w.cmd.Process.Signal(syscall.SIGKILL)
+	<-w.exited
+}
+
+// terminate sends SIGTERM and returns the exit error once the process has ended.
+func (w *watcher) terminate(t *testing.T) error {
+	t.Helper()
+	_ = w.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-w.exited:
+		return w.exitErr
+	case <-time.After(20 * time.Second):
+		t.Fatal("sync --watch did not exit within 20s of SIGTERM")
+		return nil
+	}
+}
+
+// probe is the HTTP status of a health endpoint (0 when nothing answers).
+func (w *watcher) probe(path string) int {
+	resp, err := http.Get("http://" + w.health + path)
+	if err != nil {
+		return 0
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// metric sums every sample of a Prometheus metric family (e.g. all label sets of a counter).
+func (w *watcher) metric(t *testing.T, name string) float64 {
+	t.Helper()
+	resp, err := http.Get("http://" + w.metrics + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics: %v", err)
+	}
+	defer resp.Body.Close()
+	sum, seen := 0.0, false
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		f := strings.Fields(line)
+		v, err := strconv.ParseFloat(f[len(f)-1], 64)
+		if err != nil {
+			t.Fatalf("metrics: bad sample %q", line)
+		}
+		sum, seen = sum+v, true
+	}
+	if !seen && !strings.HasSuffix(name, "_total") {
+		t.Fatalf("metrics: no %s", name)
+	}
+	return sum
+}
+
+// managedVersions maps every object sync manages in ns, in every member, to its resourceVersion.
+func managedVersions(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	kinds := []struct {
+		gvr schema.GroupVersionResource
+		sel string
+	}{
+		{siGVR("v1beta1"), "app.kubernetes.io/managed-by=kubectl-mcs"},
+		{schema.GroupVersionResource{Version: "v1", Resource: "services"}, "app.kubernetes.io/managed-by=kubectl-mcs"},
+		{schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}, "endpointslice.kubernetes.io/managed-by=kubectl-mcs"},
+		{seGVR("v1beta1"), ""}, // status conditions are ours too
+	}
+	for _, c := range members {
+		for _, k := range kinds {
+			l, err := clients[c].dyn.Resource(k.gvr).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: k.sel})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range l.Items {
+				out[fmt.Sprintf("%s/%s/%s", c, k.gvr.Resource, o.GetName())] = o.GetResourceVersion()
+			}
+		}
+	}
+	return out
+}
+
+// TestSyncWatchSteadyState: probes and metrics answer; once converged, an idle clusterset sees no
+// write at all (counter and resourceVersions); SIGTERM ends the process cleanly, deleting nothing.
+func TestSyncWatchSteadyState(t *testing.T) {
+	ns := namespace(t, "e2e-idle", members...)
+	deployment(t, "member1", ns, "serve", 2)
+	service(t, "member1", ns, "serve")
+	w := startWatch(t, ns)
+	waitFor(t, "/readyz", func() bool { return w.probe("/readyz") == http.StatusOK })
+	if code := w.probe("/healthz"); code != http.StatusOK {
+		t.Errorf("/healthz: %d", code)
+	}
+	userExport(t, "member1", ns, "serve")
+	for _, c := range members {
+		waitFor(t, c+": endpoints imported", func() bool { return len(importedIPs(t, c, ns, "serve", "member1")) == 2 })
+	}
+	waitFor(t, "export conditions", func() bool { return conditions(t, "member1", ns, "serve")["Ready"] == "True/Exported" })
+	waitFor(t, "empty queue", func() bool { return w.metric(t, "kubectl_mcs_queue_depth") == 0 })
+	time.Sleep(time.Second) // let trailing informer events settle
+	writes, versions := w.metric(t, "kubectl_mcs_writes_total"), managedVersions(t, ns)
+	if writes == 0 || len(versions) < 3*3 {
+		t.Fatalf("nothing written? writes=%v objects=%d", writes, len(versions))
+	}
+	idle := 10 * time.Second
+	time.Sleep(idle)
+	if got := w.metric(t, "kubectl_mcs_writes_total"); got != writes {
+		t.Errorf("%v writes during %v idle", got-writes, idle)
+	}
+	after := managedVersions(t, ns)
+	for k, v := range versions {
+		if after[k] != v {
+			t.Errorf("%s changed while idle: resourceVersion %s -> %s", k, v, after[k])
+		}
+	}
+	if n := w.metric(t, "kubectl_mcs_sync_duration_seconds_count"); n == 0 {
+		t.Error("kubectl_mcs_sync_duration_seconds has no samples")
+	}
+	if n := w.metric(t, "kubectl_mcs_conflicts"); n != 0 {
+		t.Errorf("kubectl_mcs_conflicts = %v", n)
+	}
+	if err := w.terminate(t); err != nil {
+		t.Errorf("exit after SIGTERM: %v", err)
+	}
+	if got := importedIPs(t, "member2", ns, "serve", "member1"); len(got) != 2 {
+		t.Errorf("endpoints gone after the controller stopped: %v", got)
+	}
+}
+
+// TestSyncLeaderElection: of two replicas with --leader-elect only the Lease holder writes and is
+// ready; when it is terminated the other takes over.
+func TestSyncLeaderElection(t *testing.T) {
+	ns := namespace(t, "e2e-leader", members...)
+	leaderArgs := []string{"--leader-elect", "--leader-elect-context", "member2", "--leader-elect-namespace", ns}
+	holder := func() string {
+		l, err := clients["member2"].kube.CoordinationV1().Leases(ns).Get(context.Background(), "kubectl-mcs-sync", metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil {
+			return ""
+		}
+		return *l.Spec.HolderIdentity
+	}
+	a := startWatch(t, ns, leaderArgs...)
+	waitFor(t, "a Lease holder", func() bool { return holder() != "" && a.probe("/readyz") == http.StatusOK })
+	first := holder()
+	b := startWatch(t, ns, leaderArgs...)
+	waitFor(t, "the standby's probes", func() bool { return b.probe("/healthz") == http.StatusOK })
+
+	service(t, "member1", ns, "one")
+	userExport(t, "member1", ns, "one")
+	waitFor(t, "import of one in member3", func() bool { return get(t, "member3", siGVR("v1beta1"), ns, "one") != nil })
+	if code := b.probe("/readyz"); code != http.StatusServiceUnavailable {
+		t.Errorf("standby /readyz: %d, want 503", code)
+	}
+	if n := b.metric(t, "kubectl_mcs_writes_total"); n != 0 {
+		t.Errorf("the standby wrote %v times", n)
+	}
+	if holder() != first {
+		t.Errorf("Lease moved from %q to %q with the leader alive", first, holder())
+	}
+
+	if err := a.terminate(t); err != nil {
+		t.Errorf("leader exit after SIGTERM: %v", err)
+	}
+	waitFor(t, "the standby to take the Lease", func() bool { h := holder(); return h != "" && h != first })
+	waitFor(t, "the new leader ready", func() bool { return b.probe("/readyz") == http.StatusOK })
+	service(t, "member1", ns, "two")
+	userExport(t, "member1", ns, "two")
+	waitFor(t, "import of two in member3", func() bool { return get(t, "member3", siGVR("v1beta1"), ns, "two") != nil })
+	if n := b.metric(t, "kubectl_mcs_writes_total"); n == 0 {
+		t.Error("the new leader has no writes")
+	}
+}
