@@ -3,13 +3,11 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,6 +16,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kubectl-mcs/kubectl-mcs/internal/promtext"
 )
 
 // watcher is a `sync --watch` process with its metrics and health endpoints on loopback.
@@ -108,29 +108,11 @@ func (w *watcher) probe(path string) int {
 // metric sums every sample of a Prometheus metric family (e.g. all label sets of a counter).
 func (w *watcher) metric(t *testing.T, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + w.metrics + "/metrics")
-	if err != nil {
-		t.Fatalf("metrics: %v", err)
+	v, found, err := promtext.Scrape("http://"+w.metrics+"/metrics", name)
+	if err != nil || (!found && !strings.HasSuffix(name, "_total")) {
+		t.Fatalf("metrics: %s: found %v, %v", name, found, err)
 	}
-	defer resp.Body.Close()
-	sum, seen := 0.0, false
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
-			continue
-		}
-		f := strings.Fields(line)
-		v, err := strconv.ParseFloat(f[len(f)-1], 64)
-		if err != nil {
-			t.Fatalf("metrics: bad sample %q", line)
-		}
-		sum, seen = sum+v, true
-	}
-	if !seen && !strings.HasSuffix(name, "_total") {
-		t.Fatalf("metrics: no %s", name)
-	}
-	return sum
+	return v
 }
 
 // managedVersions maps every object sync manages in ns, in every member, to its resourceVersion.

@@ -44,6 +44,8 @@ up_one() {
     "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
+      --extra-args kube-apiserver=service-cluster-ip-range=10.96.0.0/16 \
+      --extra-args kube-controller-manager=service-cluster-ip-range=10.96.0.0/16 \
       --kubeconfig "$cfg" --wait 60s >"$TESTBED_DIR/$name.log" 2>&1 ||
       { cat "$TESTBED_DIR/$name.log" >&2; echo "testbed: $name failed to start" >&2; return 1; }
     echo "testbed: $name started" >&2

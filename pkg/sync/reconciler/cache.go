@@ -35,6 +35,7 @@ type member struct {
 	exports    cache.GenericLister
 	imports    cache.GenericLister
 	hasSynced  []cache.InformerSynced
+	recent     recent // our writes the informers have not shown yet
 
 	mu          sync.Mutex
 	synced      bool

@@ -300,6 +300,7 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 		if _, err := m.namespaces.Get(ns); err == nil {
 			cs.Namespaces = []string{ns}
 		}
+		named := func(o metav1.Object) bool { return o.GetName() == name }
 		if o, err := m.exports.ByNamespace(ns).Get(name); err == nil {
 			se, err := typed(o.(*unstructured.Unstructured), &mcsv1beta1.ServiceExport{})
 			if err != nil {
@@ -307,6 +308,7 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 			}
 			cs.ServiceExports = append(cs.ServiceExports, se)
 		}
+		cs.ServiceExports = overlay(&m.recent, engine.KindServiceExportStatus, ns, cs.ServiceExports, func(o *mcsv1beta1.ServiceExport) bool { return named(o) })
 		if o, err := m.imports.ByNamespace(ns).Get(name); err == nil {
 			si, err := typed(o.(*unstructured.Unstructured), &mcsv1beta1.ServiceImport{})
 			if err != nil {
@@ -314,11 +316,13 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 			}
 			cs.ServiceImports = append(cs.ServiceImports, si)
 		}
+		cs.ServiceImports = overlay(&m.recent, engine.KindServiceImport, ns, cs.ServiceImports, func(o *mcsv1beta1.ServiceImport) bool { return named(o) })
 		for _, n := range []string{name, derived} {
 			if s, err := m.services.Services(ns).Get(n); err == nil {
 				cs.Services = append(cs.Services, s)
 			}
 		}
+		cs.Services = overlay(&m.recent, engine.KindService, ns, cs.Services, func(o *corev1.Service) bool { return o.Name == derived })
 		seen := map[string]bool{}
 		for _, sel := range []labels.Selector{labels.NewSelector().Add(*sources), ours} {
 			l, _ := m.slices.EndpointSlices(ns).List(sel)
@@ -329,6 +333,9 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 				}
 			}
 		}
+		cs.EndpointSlices = overlay(&m.recent, engine.KindEndpointSlice, ns, cs.EndpointSlices, func(o *discoveryv1.EndpointSlice) bool {
+			return ours.Matches(labels.Set(o.Labels))
+		})
 		obs.Clusters = append(obs.Clusters, cs)
 	}
 	return obs, allSynced, nil
@@ -341,38 +348,34 @@ func (r *Reconciler) syncKey(ctx context.Context, key string) error {
 	if !ok {
 		return nil
 	}
-	obs, allSynced, err := r.observe(ns, name)
-	if err != nil {
-		return err
-	}
-	want := engine.Compute(obs)
-	actions := engine.Plan(obs, want, allSynced)
-
-	r.mu.Lock()
-	if len(want.Conflicts) > 0 {
-		r.conflicts[key] = want.Conflicts
-	} else {
-		delete(r.conflicts, key)
-	}
-	var skips []string
-	for id, cd := range want.Clusters {
-		for _, s := range cd.Skipped {
-			skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: %s", id, s.Kind, s.Namespace, s.Name, s.Message))
-		}
-	}
-	sort.Strings(skips)
-	r.skips[key] = skips
-	r.mu.Unlock()
-
+	// Rounds: each applies, in every cluster at once, only the first kind of work the plan has for
+	// it, then decides again from what the writes returned. Dependents are thus written once,
+	// complete: owner references carry the owner's UID, the import the derived Service's IP, the
+	// export's Ready condition the imports just made.
+	const maxRounds = 8
 	var errs []string
-	for _, a := range actions {
-		if err := r.execute(ctx, obs, a); err != nil {
-			errs = append(errs, err.Error())
-			continue
+	for round := 0; ; round++ {
+		obs, allSynced, err := r.observe(ns, name)
+		if err != nil {
+			return err
 		}
-		r.mu.Lock()
-		r.changes = append(r.changes, Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb, Object: a.Object})
-		r.mu.Unlock()
+		want := engine.Compute(obs)
+		actions := engine.Plan(obs, want, allSynced)
+		r.record(key, want)
+		if len(actions) == 0 {
+			break
+		}
+		if round == maxRounds {
+			r.enqueue(key) // unusual churn: come back later rather than spin
+			break
+		}
+		if r.opts.DryRun {
+			r.recordChanges(actions)
+			break
+		}
+		if errs = r.executeRound(ctx, obs, firstKindPerCluster(actions)); len(errs) > 0 {
+			break
+		}
 	}
 	if m := r.opts.Metrics; m != nil {
 		m.SyncLatency.Observe(time.Since(start).Seconds())
@@ -388,6 +391,74 @@ var (
 	gvrServices = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 	gvrSlices   = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
 )
+
+// record keeps the conflicts and skipped objects of one service for the reports.
+func (r *Reconciler) record(key string, want engine.Desired) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(want.Conflicts) > 0 {
+		r.conflicts[key] = want.Conflicts
+	} else {
+		delete(r.conflicts, key)
+	}
+	var skips []string
+	for id, cd := range want.Clusters {
+		for _, s := range cd.Skipped {
+			skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: %s", id, s.Kind, s.Namespace, s.Name, s.Message))
+		}
+	}
+	sort.Strings(skips)
+	r.skips[key] = skips
+}
+
+func (r *Reconciler) recordChanges(actions []engine.Action) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range actions {
+		r.changes = append(r.changes, Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb, Object: a.Object})
+	}
+}
+
+// firstKindPerCluster keeps, for each cluster, the actions of the earliest kind it has (the
+// plan is sorted by cluster, then kind).
+func firstKindPerCluster(actions []engine.Action) [][]engine.Action {
+	var out [][]engine.Action
+	for i, a := range actions {
+		if i == 0 || a.Cluster != actions[i-1].Cluster {
+			out = append(out, []engine.Action{a})
+			continue
+		}
+		if last := out[len(out)-1]; last[0].Kind == a.Kind {
+			out[len(out)-1] = append(last, a)
+		}
+	}
+	return out
+}
+
+// executeRound runs each cluster's actions in order, the clusters concurrently.
+func (r *Reconciler) executeRound(ctx context.Context, obs engine.Observed, perCluster [][]engine.Action) []string {
+	var mu sync.Mutex
+	var errs []string
+	var wg sync.WaitGroup
+	for _, actions := range perCluster {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, a := range actions {
+				if err := r.execute(ctx, obs, a); err != nil {
+					mu.Lock()
+					errs = append(errs, err.Error())
+					mu.Unlock()
+					return
+				}
+				r.recordChanges([]engine.Action{a})
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Strings(errs)
+	return errs
+}
 
 func (r *Reconciler) member(id string) *member {
 	for _, m := range r.members {
@@ -429,6 +500,9 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		if err != nil && !apierrors.IsNotFound(err) {
 			return fmt.Errorf("%s: delete: %w", ref, err)
 		}
+		if last := observedObject(obs, a); last != nil {
+			m.recent.deleted(a.Kind, last)
+		}
 		return nil
 	}
 	body, err := applyBody(a, apiVersion, kind)
@@ -439,14 +513,64 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		sub = "status"
 	}
 	force := true
-	_, err = res.Patch(ctx, a.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: r.opts.FieldManager, Force: &force}, subresources(sub)...)
+	out, err := res.Patch(ctx, a.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: r.opts.FieldManager, Force: &force}, subresources(sub)...)
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", ref, a.Verb, err)
+	}
+	if o, err := typedAs(a.Kind, out); err == nil {
+		m.recent.wrote(a.Kind, o)
 	}
 	if a.Kind == engine.KindServiceExportStatus {
 		r.recordConflictEvent(ctx, m, obs, a)
 	}
 	return nil
+}
+
+// typedAs decodes what an apply returned into the type the engine observes for kind.
+func typedAs(kind string, u *unstructured.Unstructured) (metav1.Object, error) {
+	switch kind {
+	case engine.KindServiceImport:
+		return typed(u, &mcsv1beta1.ServiceImport{})
+	case engine.KindService:
+		return typed(u, &corev1.Service{})
+	case engine.KindEndpointSlice:
+		return typed(u, &discoveryv1.EndpointSlice{})
+	case engine.KindServiceExportStatus:
+		return typed(u, &mcsv1beta1.ServiceExport{})
+	}
+	return nil, fmt.Errorf("unknown kind %s", kind)
+}
+
+// observedObject is the object a delete action removes, as observed.
+func observedObject(obs engine.Observed, a engine.Action) metav1.Object {
+	for _, c := range obs.Clusters {
+		if c.ID != a.Cluster {
+			continue
+		}
+		var objs []metav1.Object
+		switch a.Kind {
+		case engine.KindServiceImport:
+			objs = asObjects(c.ServiceImports)
+		case engine.KindService:
+			objs = asObjects(c.Services)
+		case engine.KindEndpointSlice:
+			objs = asObjects(c.EndpointSlices)
+		}
+		for _, o := range objs {
+			if o.GetNamespace() == a.Namespace && o.GetName() == a.Name {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+func asObjects[T metav1.Object](in []T) []metav1.Object {
+	out := make([]metav1.Object, len(in))
+	for i, o := range in {
+		out[i] = o
+	}
+	return out
 }
 
 func subresources(s string) []string {

@@ -1,0 +1,504 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/ptr"
+
+	"github.com/kubectl-mcs/kubectl-mcs/internal/promtext"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+)
+
+type metav1ListOptions = metav1.ListOptions
+
+const (
+	ns      = "mcs-bench"
+	floorNS = "mcs-bench-floor"
+)
+
+// member holds two clients per cluster: a fast one for setting up and watching, and one built
+// exactly as kubectl-mcs builds its own (same QPS and burst) for the floors.
+type member struct {
+	name       string
+	fast, same kubernetes.Interface
+	dyn        dynamic.Interface
+}
+
+type bench struct {
+	config
+	members   []*member
+	exporters []*member
+	sources   map[string]*discoveryv1.EndpointSlice // member1's source slices, by service
+	metrics   string
+}
+
+func run(ctx context.Context, c config) (*Results, error) {
+	b := &bench{config: c, sources: map[string]*discoveryv1.EndpointSlice{}}
+	if err := b.connect(); err != nil {
+		return nil, err
+	}
+	b.exporters = b.members[:2]
+	res := &Results{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Services: c.services,
+		Clusters: len(b.members), Samples: c.samples, ImportingClusters: len(b.members)}
+
+	logf("init and a fresh %s namespace in %d clusters", ns, len(b.members))
+	if out, err := exec.Command(c.binary, "--kubeconfig", c.kubeconfig, "init", "--contexts", strings.Join(c.contexts, ",")).CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("kubectl mcs init: %v: %s", err, out)
+	}
+	if err := b.namespaces(ctx); err != nil {
+		return nil, err
+	}
+	logf("creating %d services with endpoints and exports in %s and %s", c.services, b.exporters[0].name, b.exporters[1].name)
+	if err := b.populate(ctx); err != nil {
+		return nil, err
+	}
+	watchers, converged, err := b.watchAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+
+	// (b) cold start: process start to every import, derived IP, slice and export condition.
+	logf("cold start of sync --watch")
+	proc, err := b.startSync()
+	if err != nil {
+		return nil, err
+	}
+	defer proc.Process.Kill() //nolint:errcheck
+	t0 := time.Now()
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
+		return converged(), nil
+	}); err != nil {
+		return nil, errors.New("sync did not converge within 10 minutes")
+	}
+	res.ConvergeS = time.Since(t0).Seconds()
+	if _, err := b.quiet(ctx); err != nil {
+		return nil, err
+	}
+	b.saveMetrics("bench/metrics-converged.log")
+	perCluster := map[string]int{}
+	for _, m := range b.members {
+		w, err := b.writes(`cluster="` + m.name + `"`)
+		if err != nil {
+			return nil, err
+		}
+		perCluster[m.name] = w
+		res.ConvergeWrites += w
+	}
+	logf("converged in %.1fs with %d writes %v; floor: the same writes by a plain client", res.ConvergeS, res.ConvergeWrites, perCluster)
+	if res.ConvergeFloorS, err = b.writeFloor(ctx, perCluster); err != nil {
+		return nil, err
+	}
+
+	// (a), (c) propagation and writes per change, engine and floor samples interleaved so both
+	// see the same machine.
+	logf("%d propagation samples", c.samples)
+	before, err := b.quiet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var lat, floor []float64
+	for j := 0; j < c.samples; j++ {
+		d, err := b.propagate(ctx, j, watchers[b.members[2].name])
+		if err != nil {
+			return nil, err
+		}
+		lat = append(lat, d)
+		if d, err = b.hop(ctx, j, watchers); err != nil {
+			return nil, err
+		}
+		floor = append(floor, d)
+	}
+	after, err := b.quiet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	b.saveMetrics("bench/metrics-propagated.log")
+	res.WritesPerChange = float64(after-before) / float64(c.samples)
+	res.PropagationP50, res.PropagationP99 = percentile(lat, 50), percentile(lat, 99)
+	res.FloorP50, res.FloorP99 = percentile(floor, 50), percentile(floor, 99)
+
+	// (c) idle.
+	logf("idle for %v", c.idle)
+	time.Sleep(c.idle)
+	idle, err := b.writes()
+	if err != nil {
+		return nil, err
+	}
+	res.IdleWrites, res.IdleSeconds = idle-after, c.idle.Seconds()
+
+	// (d) peak RSS.
+	if res.PeakRSSMiB, err = peakRSS(proc.Process.Pid); err != nil {
+		return nil, err
+	}
+	_ = proc.Process.Signal(syscall.SIGTERM)
+	_ = proc.Wait()
+	return res, nil
+}
+
+func (b *bench) connect() error {
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &b.kubeconfig
+	loader := &clusterset.Loader{ConfigFlags: flags}
+	for _, ctx := range b.contexts {
+		same, err := loader.RESTConfig(ctx)
+		if err != nil {
+			return fmt.Errorf("context %s: %w", ctx, err)
+		}
+		fast := rest.CopyConfig(same)
+		fast.QPS, fast.Burst = 1000, 2000
+		m := &member{name: ctx}
+		if m.fast, err = kubernetes.NewForConfig(fast); err != nil {
+			return err
+		}
+		if m.same, err = kubernetes.NewForConfig(same); err != nil {
+			return err
+		}
+		if m.dyn, err = dynamic.NewForConfig(fast); err != nil {
+			return err
+		}
+		b.members = append(b.members, m)
+	}
+	return nil
+}
+
+func (b *bench) namespaces(ctx context.Context) error {
+	for _, m := range b.members {
+		for _, n := range []string{ns, floorNS} {
+			_ = m.fast.CoreV1().Namespaces().Delete(ctx, n, metav1.DeleteOptions{})
+			if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
+				_, err := m.fast.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{})
+				return apierrors.IsNotFound(err), nil
+			}); err != nil {
+				return fmt.Errorf("%s: namespace %s not deleted", m.name, n)
+			}
+			if _, err := m.fast.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("%s: %w", m.name, err)
+			}
+			if n == floorNS {
+				hop := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hop"}, Data: map[string]string{"token": "-"}}
+				if _, err := m.fast.CoreV1().ConfigMaps(n).Create(ctx, hop, metav1.CreateOptions{}); err != nil {
+					return fmt.Errorf("%s: %w", m.name, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func svcName(i int) string { return fmt.Sprintf("svc-%04d", i) }
+
+// address i of exporter e: unique across the bench.
+func address(e, i, k int) string {
+	n := i*2 + k
+	return fmt.Sprintf("10.%d.%d.%d", 100+e, n/250, n%250+1)
+}
+
+// populate creates, in both exporters, N selectorless Services whose EndpointSlices the bench
+// writes itself (so a source change is one precise write), and their ServiceExports.
+func (b *bench) populate(ctx context.Context) error {
+	var mu sync.Mutex
+	return parallel(16, b.services*len(b.exporters), func(n int) error {
+		e, i := n%len(b.exporters), n/len(b.exporters)
+		m, name := b.exporters[e], svcName(i)
+		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}}
+		if _, err := m.fast.CoreV1().Services(ns).Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("%s: service %s: %w", m.name, name, err)
+		}
+		slice := &discoveryv1.EndpointSlice{
+			ObjectMeta: metav1.ObjectMeta{Name: name + "-src", Labels: map[string]string{
+				discoveryv1.LabelServiceName: name, discoveryv1.LabelManagedBy: "bench.kubectl-mcs.io"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
+		}
+		for k := 0; k < 2; k++ {
+			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{address(e, i, k)},
+				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+		}
+		created, err := m.fast.DiscoveryV1().EndpointSlices(ns).Create(ctx, slice, metav1.CreateOptions{})
+		if err != nil {
+			return fmt.Errorf("%s: slice %s: %w", m.name, name, err)
+		}
+		if e == 0 {
+			mu.Lock()
+			b.sources[name] = created
+			mu.Unlock()
+		}
+		se := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
+			"metadata": map[string]any{"name": name, "namespace": ns}}}
+		if _, err := m.dyn.Resource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)).Namespace(ns).Create(ctx, se, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("%s: export %s: %w", m.name, name, err)
+		}
+		return nil
+	})
+}
+
+// watchAll watches managed slices, imports and exports everywhere; converged reports whether
+// every cluster holds every import with its IP and a slice per exporter, and every export is Ready.
+func (b *bench) watchAll(ctx context.Context) (map[string]*seer, func() bool, error) {
+	seers := map[string]*seer{}
+	var imports, exports []cache.Store
+	for _, m := range b.members {
+		s, err := watchSlices(ctx, m.fast, ns)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		seers[m.name] = s
+		if s, err = watchConfigMaps(ctx, m.same, floorNS); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		seers[m.name+"/floor"] = s
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.dyn, 0, ns, nil)
+		si := f.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports)).Informer()
+		se := f.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)).Informer()
+		f.Start(ctx.Done())
+		if !cache.WaitForCacheSync(ctx.Done(), si.HasSynced, se.HasSynced) {
+			return nil, nil, fmt.Errorf("%s: watch did not sync", m.name)
+		}
+		imports, exports = append(imports, si.GetStore()), append(exports, se.GetStore())
+	}
+	want := b.services
+	converged := func() bool {
+		for i := range b.members {
+			if len(seers[b.members[i].name].store.List()) != want*len(b.exporters) {
+				return false
+			}
+			n := 0
+			for _, o := range imports[i].List() {
+				if ips, _, _ := unstructured.NestedStringSlice(o.(*unstructured.Unstructured).Object, "spec", "ips"); len(ips) > 0 {
+					n++
+				}
+			}
+			if n != want {
+				return false
+			}
+			if i < len(b.exporters) {
+				n = 0
+				for _, o := range exports[i].List() {
+					if ready(o.(*unstructured.Unstructured)) {
+						n++
+					}
+				}
+				if n != want {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return seers, converged, nil
+}
+
+func ready(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *bench) startSync() (*exec.Cmd, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	b.metrics = "http://" + l.Addr().String() + "/metrics"
+	addr := l.Addr().String()
+	l.Close()
+	log, err := os.Create("bench/sync.log")
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(b.binary, "--kubeconfig", b.kubeconfig, "sync", "--watch", "-n", ns,
+		"--contexts", strings.Join(b.contexts, ","), "--metrics-bind-address", addr)
+	cmd.Stdout, cmd.Stderr = log, log
+	return cmd, cmd.Start()
+}
+
+// saveMetrics keeps a scrape for reading the writes by kind and verb.
+func (b *bench) saveMetrics(path string) {
+	resp, err := http.Get(b.metrics)
+	if err != nil {
+		return
+	}
+	defer resp.Body.Close()
+	data, _ := io.ReadAll(resp.Body)
+	_ = os.WriteFile(path, data, 0o644)
+}
+
+// writes is the sync process's API write counter (optionally for one cluster label).
+func (b *bench) writes(labels ...string) (int, error) {
+	v, _, err := promtext.Scrape(b.metrics, "kubectl_mcs_writes_total", labels...)
+	return int(v), err
+}
+
+// quiet waits until the queue is empty and the write counter has not moved for a second.
+func (b *bench) quiet(ctx context.Context) (int, error) {
+	last, since := -1, time.Now()
+	for {
+		w, err := b.writes()
+		if err != nil {
+			return 0, err
+		}
+		depth, _, err := promtext.Scrape(b.metrics, "kubectl_mcs_queue_depth")
+		if err != nil {
+			return 0, err
+		}
+		if w != last || depth > 0 {
+			last, since = w, time.Now()
+		} else if time.Since(since) > time.Second {
+			return w, nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// writeFloor makes the same number of writes per cluster as the cold start needed, with a client
+// configured like kubectl-mcs's (same QPS and burst) and as many in flight as its workers.
+func (b *bench) writeFloor(ctx context.Context, perCluster map[string]int) (float64, error) {
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, len(b.members))
+	for mi, m := range b.members {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[mi] = parallel(4, perCluster[m.name], func(i int) error {
+				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "floor-" + strconv.Itoa(i)}, Data: map[string]string{"i": strconv.Itoa(i)}}
+				_, err := m.same.CoreV1().ConfigMaps(floorNS).Create(ctx, cm, metav1.CreateOptions{})
+				return err
+			})
+		}()
+	}
+	wg.Wait()
+	return time.Since(t0).Seconds(), errors.Join(errs...)
+}
+
+// propagate changes one endpoint of a source slice in the first exporter and returns the time
+// until the last cluster's watch shows the new address in the MCS slice there.
+func (b *bench) propagate(ctx context.Context, j int, target *seer) (float64, error) {
+	name := svcName(j % b.services)
+	src := b.sources[name].DeepCopy()
+	ip := fmt.Sprintf("10.250.%d.%d", j/250, j%250+1)
+	src.Endpoints[0].Addresses = []string{ip}
+	ch := target.await(ip)
+	t0 := time.Now()
+	updated, err := b.exporters[0].fast.DiscoveryV1().EndpointSlices(ns).Update(ctx, src, metav1.UpdateOptions{})
+	if err != nil {
+		return 0, fmt.Errorf("%s: updating slice %s: %w", b.exporters[0].name, src.Name, err)
+	}
+	b.sources[name] = updated
+	t1, err := await(ch, fmt.Sprintf("%s: address %s of %s", b.members[2].name, ip, name))
+	return float64(t1.Sub(t0).Microseconds()) / 1000, err
+}
+
+// hop is the floor of propagate: a plain client writes in the first cluster, sees it by watch,
+// writes in the last cluster and sees that by watch; no engine in between.
+func (b *bench) hop(ctx context.Context, j int, seers map[string]*seer) (float64, error) {
+	a, z := b.members[0], b.members[2]
+	token := "t" + strconv.Itoa(j)
+	chA, chZ := seers[a.name+"/floor"].await(token), seers[z.name+"/floor"].await(token)
+	write := func(m *member) error {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hop"}, Data: map[string]string{"token": token}}
+		_, err := m.same.CoreV1().ConfigMaps(floorNS).Update(ctx, cm, metav1.UpdateOptions{})
+		return err
+	}
+	t0 := time.Now()
+	if err := write(a); err != nil {
+		return 0, err
+	}
+	if _, err := await(chA, a.name+": floor token"); err != nil {
+		return 0, err
+	}
+	if err := write(z); err != nil {
+		return 0, err
+	}
+	t1, err := await(chZ, z.name+": floor token")
+	return float64(t1.Sub(t0).Microseconds()) / 1000, err
+}
+
+func parallel(workers, n int, f func(int) error) error {
+	var mu sync.Mutex
+	var errs []error
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				if err := f(i); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func percentile(xs []float64, p float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	if len(s) == 0 {
+		return 0
+	}
+	i := int(float64(len(s))*p/100+0.999999) - 1
+	if i < 0 {
+		i = 0
+	}
+	return s[min(i, len(s)-1)]
+}
+
+func peakRSS(pid int) (float64, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
+			return float64(kb) / 1024, err
+		}
+	}
+	return 0, errors.New("no VmHWM in /proc status")
+}
