@@ -91,10 +91,10 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 	defer proc.Process.Kill() //nolint:errcheck
 	t0 := time.Now()
-	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
+	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
 		return converged(), nil
 	}); err != nil {
-		return nil, errors.New("sync did not converge within 10 minutes")
+		return nil, errors.New("sync did not converge within 5 minutes (see bench/sync.log)")
 	}
 	res.ConvergeS = time.Since(t0).Seconds()
 	if _, err := b.quiet(ctx); err != nil {

@@ -1,0 +1,110 @@
+package reconciler
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+func svc(name, rv, ip string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: name, ResourceVersion: rv}, Spec: corev1.ServiceSpec{ClusterIP: ip}}
+}
+
+func render(in []*corev1.Service) []string {
+	var out []string
+	for _, s := range in {
+		out = append(out, s.Name+"@"+s.ResourceVersion)
+	}
+	slices.Sort(out)
+	return out
+}
+
+func all(*corev1.Service) bool { return true }
+
+func TestOverlay(t *testing.T) {
+	var r recent
+	// Nothing written: the cache as it is.
+	if got := render(overlay(&r, "Service", "ns", []*corev1.Service{svc("a", "5", "")}, all)); !slices.Equal(got, []string{"a@5"}) {
+		t.Fatalf("empty overlay: %v", got)
+	}
+	r.wrote("Service", svc("a", "7", "10.0.0.1")) // update the cache has not seen
+	r.wrote("Service", svc("b", "8", "10.0.0.2")) // create the cache has not seen
+	r.wrote("Service", svc("x", "9", ""))         // another service's, filtered out below
+	keep := func(s *corev1.Service) bool { return s.Name != "x" }
+	cached := []*corev1.Service{svc("a", "5", "")}
+	if got := render(overlay(&r, "Service", "ns", cached, keep)); !slices.Equal(got, []string{"a@7", "b@8"}) {
+		t.Fatalf("stale cache: %v", got)
+	}
+	if got := render(overlay(&r, "Service", "other", cached, keep)); !slices.Equal(got, []string{"a@5"}) {
+		t.Fatalf("other namespace: %v", got)
+	}
+	if got := render(overlay(&r, "EndpointSlice", "ns", cached, keep)); !slices.Equal(got, []string{"a@5"}) {
+		t.Fatalf("other kind: %v", got)
+	}
+	// The cache catches up with a, and someone wrote b after us: the cache wins both times and
+	// the entries are forgotten.
+	cached = []*corev1.Service{svc("a", "7", "10.0.0.1"), svc("b", "11", "10.0.0.2")}
+	if got := render(overlay(&r, "Service", "ns", cached, keep)); !slices.Equal(got, []string{"a@7", "b@11"}) {
+		t.Fatalf("caught up: %v", got)
+	}
+	if _, ok := r.objs[recentKey("Service", "ns", "a")]; ok {
+		t.Error("a caught-up entry is kept")
+	}
+	if _, ok := r.objs[recentKey("Service", "ns", "x")]; !ok {
+		t.Error("another service's entry was dropped")
+	}
+
+	// A delete hides the cached object until the cache drops it; a newer object (recreated by
+	// someone) shows again.
+	r.deleted("Service", svc("a", "7", ""))
+	if got := render(overlay(&r, "Service", "ns", []*corev1.Service{svc("a", "7", "")}, keep)); len(got) != 0 {
+		t.Fatalf("deleted still shown: %v", got)
+	}
+	if got := render(overlay(&r, "Service", "ns", []*corev1.Service{svc("a", "12", "")}, keep)); !slices.Equal(got, []string{"a@12"}) {
+		t.Fatalf("recreated object hidden: %v", got)
+	}
+	r.deleted("Service", svc("a", "12", ""))
+	if got := render(overlay(&r, "Service", "ns", nil, keep)); len(got) != 0 {
+		t.Fatalf("deleted and gone from the cache: %v", got)
+	}
+	if _, ok := r.objs[recentKey("Service", "ns", "a")]; ok {
+		t.Error("a tombstone outlives the cached object")
+	}
+
+	// Entries expire: a write whose event never came stops masking the cache.
+	r.wrote("Service", svc("c", "20", "10.0.0.3"))
+	e := r.objs[recentKey("Service", "ns", "c")]
+	e.at = time.Now().Add(-recentTTL - time.Second)
+	r.objs[recentKey("Service", "ns", "c")] = e
+	if got := render(overlay(&r, "Service", "ns", []*corev1.Service{svc("c", "15", "")}, keep)); !slices.Equal(got, []string{"c@15"}) {
+		t.Fatalf("expired entry still used: %v", got)
+	}
+}
+
+func TestFirstKindPerCluster(t *testing.T) {
+	a := func(cluster, kind, name string) engine.Action {
+		return engine.Action{Cluster: cluster, Kind: kind, Name: name}
+	}
+	plan := []engine.Action{
+		a("m1", engine.KindServiceImport, "s"), a("m1", engine.KindService, "derived-s"), a("m1", engine.KindEndpointSlice, "x"),
+		a("m2", engine.KindEndpointSlice, "y"), a("m2", engine.KindEndpointSlice, "z"), a("m2", engine.KindServiceExportStatus, "s"),
+		a("m3", engine.KindServiceExportStatus, "s"),
+	}
+	var got []string
+	for _, round := range firstKindPerCluster(plan) {
+		var names []string
+		for _, x := range round {
+			names = append(names, x.Cluster+"/"+x.Name)
+		}
+		got = append(got, strings.Join(names, ","))
+	}
+	if want := []string{"m1/s", "m2/y,m2/z", "m3/s"}; !slices.Equal(got, want) {
+		t.Errorf("rounds %v, want %v", got, want)
+	}
+}
