@@ -160,6 +160,20 @@ func TestSyncSeedScenario(t *testing.T) {
 		t.Errorf("after scale-up member2 has %v, want %v", got, want)
 	}
 
+	if out, err := runKubectl("member1", "-n", ns, "scale", "deployment/serve", "--replicas=1"); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	waitFor(t, "1 endpoint in member1, the terminating ones gone", func() bool {
+		return len(podIPs(t, "member1", ns, "serve")) == 1 &&
+			len(sourceIPs(t, "member1", ns, "serve")) == 1 && len(allSourceIPs(t, "member1", ns, "serve")) == 1
+	})
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	for _, c := range members {
+		if got, want := importedIPs(t, c, ns, "serve", "member1"), podIPs(t, "member1", ns, "serve"); !slices.Equal(got, want) {
+			t.Errorf("after scale-down %s has %v, want %v", c, got, want)
+		}
+	}
+
 	// Unexport: everything goes from every cluster.
 	mustMCS(t, "unexpose", "serve", "-n", ns, "--contexts", allMembers)
 	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
@@ -187,6 +201,17 @@ func sourceIPs(t *testing.T, c, ns, svc string) []string {
 			if e.Conditions.Ready == nil || *e.Conditions.Ready {
 				ips = append(ips, e.Addresses...)
 			}
+		}
+	}
+	return ips
+}
+
+func allSourceIPs(t *testing.T, c, ns, svc string) []string {
+	l, _ := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
+	var ips []string
+	for _, s := range l.Items {
+		for _, e := range s.Endpoints {
+			ips = append(ips, e.Addresses...)
 		}
 	}
 	return ips
