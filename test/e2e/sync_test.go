@@ -165,7 +165,7 @@ func TestSyncSeedScenario(t *testing.T) {
 	}
 	waitFor(t, "1 endpoint in member1, the terminating ones gone", func() bool {
 		return len(podIPs(t, "member1", ns, "serve")) == 1 &&
-			len(sourceIPs(t, "member1", ns, "serve")) == 1 && len(allSourceIPs(t, "member1", ns, "serve")) == 1
+			len(sourceIPs(t, "member1", ns, "serve")) == 1 && len(sourceIPs(t, "member1", ns, "serve", true)) == 1
 	})
 	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
 	for _, c := range members {
@@ -193,25 +193,15 @@ func TestSyncSeedScenario(t *testing.T) {
 	}
 }
 
-func sourceIPs(t *testing.T, c, ns, svc string) []string {
+// sourceIPs is the addresses of a Service's own slices: the ready ones, or all with all=true.
+func sourceIPs(t *testing.T, c, ns, svc string, all ...bool) []string {
 	l, _ := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
 	var ips []string
 	for _, s := range l.Items {
 		for _, e := range s.Endpoints {
-			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+			if len(all) > 0 || e.Conditions.Ready == nil || *e.Conditions.Ready {
 				ips = append(ips, e.Addresses...)
 			}
-		}
-	}
-	return ips
-}
-
-func allSourceIPs(t *testing.T, c, ns, svc string) []string {
-	l, _ := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
-	var ips []string
-	for _, s := range l.Items {
-		for _, e := range s.Endpoints {
-			ips = append(ips, e.Addresses...)
 		}
 	}
 	return ips
