@@ -19,6 +19,7 @@ import (
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/klog/v2"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -185,7 +186,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if o.Watch {
 		return o.watch(ctx)
 	}
+	start := time.Now()
 	clusters := readClusterset(ctx, o.members, o.namespace, o.Service, o.ChunkSize)
+	read := time.Now()
 	o.warn(clusters, nil)
 	if err := nothingRead(clusters); err != nil {
 		return err
@@ -194,7 +197,10 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := o.filter(l); err != nil {
 		return err
 	}
-	return o.print(o.Out, l)
+	built := time.Now()
+	err := o.print(o.Out, l)
+	klog.V(4).InfoS("status", "clusters", len(clusters), "items", len(l.Items), "read", read.Sub(start), "join", built.Sub(read), "print", time.Since(built))
+	return err
 }
 
 // warn writes one stderr line per cluster that could not be read (or, with last, whose state
@@ -235,7 +241,7 @@ func nothingRead(clusters []status.Cluster) error {
 		if c.State == status.ClusterReachable || c.LastKnown {
 			return nil
 		}
-		why = append(why, fmt.Sprintf("cluster %q: %s", c.ID, strings.ToLower(string(c.State))))
+		why = append(why, fmt.Sprintf("cluster %q: %s", c.ID, c.Message))
 	}
 	return fmt.Errorf("no cluster of the clusterset could be read (%s)", strings.Join(why, "; "))
 }
