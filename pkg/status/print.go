@@ -190,11 +190,11 @@ func EndpointsString(es []SourceEndpoints) string {
 	return joinOr(parts, "<none>")
 }
 
-// ConflictsString renders "TypeConflict(winner member2),PortConflict(winner member2)".
+// ConflictsString renders "TypeConflict(winner=member2),PortConflict(winner=member2)".
 func ConflictsString(cs []ConflictStatus) string {
 	parts := make([]string, 0, len(cs))
 	for _, c := range cs {
-		parts = append(parts, fmt.Sprintf("%s(winner %s)", c.Reason, c.Winner))
+		parts = append(parts, fmt.Sprintf("%s(winner=%s)", c.Reason, c.Winner))
 	}
 	return joinOr(parts, "<none>")
 }

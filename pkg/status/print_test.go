@@ -48,7 +48,7 @@ func TestTable(t *testing.T) {
 	if !strings.HasPrefix(lines[2], Marker+" ") || !strings.HasPrefix(lines[1], " ") {
 		t.Errorf("only the conflicting row is marked:\n%s", b.String())
 	}
-	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "! demo web Conflict Headless 80/TCP member1,member2 member1,member2,member3 member1=1/1,member2=1/1 TypeConflict(winner member2) 85m" {
+	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "! demo web Conflict Headless 80/TCP member1,member2 member1,member2,member3 member1=1/1,member2=1/1 TypeConflict(winner=member2) 85m" {
 		t.Errorf("conflict row %q", lines[2])
 	}
 	if strings.Contains(b.String(), "\x1b[") {

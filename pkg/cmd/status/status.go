@@ -208,11 +208,15 @@ func (o *Options) Run(ctx context.Context) error {
 func (o *Options) warn(clusters []status.Cluster, last map[string]status.ClusterState) {
 	for _, c := range clusters {
 		if last != nil {
-			if last[c.ID] == c.State {
+			before, seen := last[c.ID]
+			if before == c.State {
 				continue
 			}
 			last[c.ID] = c.State
 			if c.State == status.ClusterReachable {
+				if !seen {
+					continue
+				}
 				fmt.Fprintf(o.ErrOut, "Cluster %q (context %q) is reachable again\n", c.ID, c.Context)
 				continue
 			}
