@@ -156,6 +156,10 @@ func TestStatusHealthy(t *testing.T) {
 	if r := mcs("status", "nope", "-n", ns, "--contexts", allMembers); r.code != 1 || !strings.Contains(r.stderr, ns+"/nope") {
 		t.Errorf("unknown service: exit %d, stderr %q", r.code, r.stderr)
 	}
+	empty := namespace(t, "e2e-status-empty", members...)
+	if r := mustMCS(t, "status", "-n", empty, "--contexts", allMembers); r.stdout != "" || !strings.Contains(r.stderr, "No multi-cluster services found in "+empty+" namespace.") {
+		t.Errorf("empty namespace: stdout %q stderr %q", r.stdout, r.stderr)
+	}
 }
 
 // TestStatusConflict: the oldest export wins and the row says so, as sync decided.
@@ -515,7 +519,7 @@ func TestStatusWatch(t *testing.T) {
 			t.Logf("status --watch output:\n%s\nstderr:\n%s", out.String(), errb.String())
 		}
 	})
-	waitFor(t, "the first table", func() bool { return strings.Contains(out.String(), "No multi-cluster services found in "+ns+" namespace.") })
+	waitFor(t, "the first (empty) table", func() bool { return strings.Contains(errb.String(), "No multi-cluster services found in "+ns+" namespace.") })
 	service(t, "member1", ns, "serve")
 	start := time.Now()
 	userExport(t, "member1", ns, "serve")

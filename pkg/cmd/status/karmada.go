@@ -236,7 +236,7 @@ func (o *Options) printKarmada(w io.Writer, l *status.KarmadaServiceStatusList) 
 		return status.DescribeKarmada(w, l, po)
 	}
 	if len(l.MultiClusterServices)+len(l.ServiceExports)+len(l.ServiceImports) == 0 {
-		_, err := fmt.Fprintln(w, o.noneFound("MultiClusterServices, ServiceExports or ServiceImports"))
+		_, err := fmt.Fprintln(o.ErrOut, o.noneFound("MultiClusterServices, ServiceExports or ServiceImports"))
 		return err
 	}
 	return status.PrintKarmada(w, l, po)

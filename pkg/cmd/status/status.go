@@ -280,13 +280,13 @@ func (o *Options) print(w io.Writer, l *status.MultiClusterServiceStatusList) er
 	po := o.printOptions()
 	if o.Service != "" {
 		if len(l.Items) == 0 {
-			_, err := fmt.Fprintf(w, "Service %s/%s is neither exported nor imported in any cluster.\n", o.namespace, o.Service)
+			_, err := fmt.Fprintf(o.ErrOut, "Service %s/%s is neither exported nor imported in any cluster.\n", o.namespace, o.Service)
 			return err
 		}
 		return status.Describe(w, l, l.Items[0], po)
 	}
 	if len(l.Items) == 0 {
-		_, err := fmt.Fprintln(w, o.noneFound("multi-cluster services"))
+		_, err := fmt.Fprintln(o.ErrOut, o.noneFound("multi-cluster services")) // like kubectl get: stdout stays empty
 		return err
 	}
 	return status.PrintTable(w, l, po)

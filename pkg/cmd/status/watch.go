@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"time"
 
@@ -272,14 +273,17 @@ func (o *Options) redraw(ctx context.Context, changed <-chan struct{}, snapshot 
 			doc, _ := json.Marshal(obj)
 			if !bytes.Equal(doc, last) {
 				last = doc
-				var buf bytes.Buffer
 				if !first && o.printer == nil {
+					sep := "\n"
 					if o.terminal {
-						buf.WriteString("\x1b[H\x1b[2J")
-					} else {
-						buf.WriteString("\n")
+						sep = "\x1b[H\x1b[2J"
+					}
+					if _, err := io.WriteString(o.Out, sep); err != nil {
+						return err
 					}
 				}
+				// Rendered whole, then written at once: a redraw never shows half a table.
+				var buf bytes.Buffer
 				if err := render(&buf, obj); err != nil {
 					return err
 				}
