@@ -519,7 +519,9 @@ func TestStatusWatch(t *testing.T) {
 			t.Logf("status --watch output:\n%s\nstderr:\n%s", out.String(), errb.String())
 		}
 	})
-	waitFor(t, "the first (empty) table", func() bool { return strings.Contains(errb.String(), "No multi-cluster services found in "+ns+" namespace.") })
+	waitFor(t, "the first (empty) table", func() bool {
+		return strings.Contains(errb.String(), "No multi-cluster services found in "+ns+" namespace.")
+	})
 	service(t, "member1", ns, "serve")
 	start := time.Now()
 	userExport(t, "member1", ns, "serve")

@@ -118,4 +118,3 @@ func TestWarnAndNothingRead(t *testing.T) {
 		t.Errorf("watch warnings:\n%s", got)
 	}
 }
-
