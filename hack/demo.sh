@@ -52,4 +52,5 @@ if kubectl mcs sync --help >/dev/null 2>&1 && ! kubectl mcs sync --help 2>&1 | g
   step kubectl mcs sync -n demo --contexts=$CONTEXTS
   step kubectl --context member2 -n demo get serviceimports,svc,endpointslices
 fi
+step kubectl mcs status -n demo --contexts=$CONTEXTS
 printf '\nThe clusters stay up: KUBECONFIG=%s kubectl --context member2 get svc -A\nStop them with: make testbed-down\n' "$KUBECONFIG"

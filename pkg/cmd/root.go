@@ -12,7 +12,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/notyet"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/status"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/synccmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/unexpose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/version"
@@ -52,7 +52,7 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		expose.NewCmdExpose(flags, streams),
 		unexpose.NewCmdUnexpose(flags, streams),
 		synccmd.NewCmdSync(flags, streams),
-		notyet.NewCmd("status", "Show the multi-cluster view of services (not yet implemented)"),
+		status.NewCmdStatus(flags, streams),
 		version.NewCmdVersion(streams),
 	)
 	return cmd

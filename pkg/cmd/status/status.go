@@ -1,0 +1,354 @@
+// Package status implements `kubectl mcs status`: the multi-cluster view of services, read from
+// every member of the clusterset (or from a Karmada control plane with --karmada).
+package status
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	"k8s.io/cli-runtime/pkg/printers"
+	"k8s.io/klog/v2"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+)
+
+var (
+	long = templates.LongDesc(`
+		Show the multi-cluster services of the clusterset: one row per service exported or imported
+		in any member, with its type, ports, the clusters that export and import it, the ready and
+		total endpoints of each exporting cluster, its conflicts and its age.
+
+		Rows that need attention are marked "!" in the first column (in colour on a terminal):
+		Conflict when the exports disagree (the oldest export wins, exactly as kubectl mcs sync
+		decides), Degraded when something is missing (an invalid export, a cluster without the
+		import, no ready endpoints, an exporting cluster that cannot be read).
+
+		With SERVICE, the service is described: its per-cluster breakdown, its conflicts and every
+		ServiceExport's conditions. Clusters that cannot be read, or have no mcs-api CRDs, are
+		shown as such and warned about; the rest is still shown.
+
+		With --karmada, the --context cluster is a Karmada control plane: its MultiClusterServices
+		(with their ServiceApplied and EndpointSliceDispatched conditions), ServiceExports and
+		ServiceImports, and the PropagationPolicies that place them.
+
+		-o json|yaml print a versioned document (apiVersion mcs.kubectl.io/v1alpha1, kind
+		MultiClusterServiceStatusList or KarmadaServiceStatusList) described in the README.`)
+	example = templates.Examples(`
+		# Every multi-cluster service of every namespace
+		kubectl mcs status -A --contexts=member1,member2,member3
+
+		# One service, described cluster by cluster
+		kubectl mcs status serve -n demo
+
+		# With cluster IPs, derived Services and the import state in each cluster
+		kubectl mcs status -n demo -o wide
+
+		# Keep the table up to date
+		kubectl mcs status -A --watch
+
+		# For scripts: the conflicting services
+		kubectl mcs status -A -o jsonpath='{range .items[?(@.health=="Conflict")]}{.namespace}/{.name}{"\n"}{end}'
+
+		# A Karmada control plane
+		kubectl mcs status -n demo --karmada-context=karmada-apiserver`)
+)
+
+// Options holds status's flags.
+type Options struct {
+	ConfigFlags    *genericclioptions.ConfigFlags
+	Clusterset     clusterset.Flags
+	PrintFlags     *PrintFlags
+	NoHeaders      bool
+	NoColor        bool
+	Watch          bool
+	AllNamespaces  bool
+	Karmada        bool
+	KarmadaContext string
+	ChunkSize      int64
+
+	// Service is the optional SERVICE argument.
+	Service   string
+	namespace string
+	members   []*clusterset.Member
+	printer   printers.ResourcePrinter // nil: table or describe
+	color     bool
+	terminal  bool
+	now       func() time.Time
+	genericiooptions.IOStreams
+}
+
+// NewCmdStatus returns the status command.
+func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{ConfigFlags: flags, IOStreams: streams, PrintFlags: NewPrintFlags(), now: time.Now}
+	cmd := &cobra.Command{
+		Use:     "status [SERVICE] [-n NAMESPACE | -A] [--contexts=CTX[=ID],...]",
+		Short:   "Show the multi-cluster services of the clusterset (or of a Karmada control plane)",
+		Long:    long,
+		Example: example,
+		Args:    cobra.MaximumNArgs(1),
+		Run: func(cmd *cobra.Command, args []string) {
+			cmdutil.CheckErr(o.Complete(cmd, args))
+			cmdutil.CheckErr(o.Validate())
+			cmdutil.CheckErr(o.Run(cmd.Context()))
+		},
+	}
+	f := cmd.Flags()
+	o.Clusterset.AddFlags(f)
+	o.PrintFlags.AddFlags(cmd)
+	f.BoolVar(&o.NoHeaders, "no-headers", false, "When using the default or wide output format, don't print headers.")
+	f.BoolVar(&o.NoColor, "no-color", false, "Never colour the rows that need attention (default: colour on a terminal unless NO_COLOR is set).")
+	f.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch every member and redraw whenever anything changes.")
+	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Show the services of every namespace.")
+	f.BoolVar(&o.Karmada, "karmada", false, "The --context cluster is a Karmada control plane: show its MultiClusterServices, ServiceExports and ServiceImports")
+	f.StringVar(&o.KarmadaContext, "karmada-context", "", "Same as --karmada --context=CTX (karmadactl's flag)")
+	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "List large numbers of objects in chunks of this size (0: in one request).")
+	return cmd
+}
+
+// Complete resolves the namespace, the printer and the clusterset.
+func (o *Options) Complete(cmd *cobra.Command, args []string) error {
+	if len(args) == 1 {
+		o.Service = args[0]
+	}
+	if o.KarmadaContext != "" {
+		o.Karmada = true
+		o.ConfigFlags.Context = &o.KarmadaContext
+	}
+	if !o.AllNamespaces {
+		ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return err
+		}
+		o.namespace = ns
+	}
+	var err error
+	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
+		return err
+	}
+	o.terminal = printers.IsTerminal(o.Out)
+	o.color = o.printer == nil && !o.NoColor && o.terminal && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	if o.Karmada {
+		return nil
+	}
+	loader := &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset}
+	refs, err := loader.Refs(false)
+	if err != nil {
+		return err
+	}
+	o.members = loader.Connect(cmd.Context(), refs)
+	return nil
+}
+
+// Validate checks flag combinations.
+func (o *Options) Validate() error {
+	if o.Service != "" {
+		if o.AllNamespaces {
+			return errors.New("a service cannot be shown by name across all namespaces: drop -A or the SERVICE")
+		}
+		if errs := validation.IsDNS1035Label(o.Service); len(errs) > 0 {
+			return fmt.Errorf("service %q: not a valid Service name: %s", o.Service, errs[0])
+		}
+	}
+	if o.ChunkSize < 0 {
+		return errors.New("--chunk-size must not be negative")
+	}
+	if o.Karmada && o.Clusterset.Contexts != "" {
+		return errors.New("--contexts names a clusterset, --karmada a control plane (--context): give one of them")
+	}
+	return nil
+}
+
+// Run lists once, or keeps redrawing with --watch.
+func (o *Options) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.Karmada {
+		if o.Watch {
+			return o.watchKarmada(ctx)
+		}
+		return o.runKarmada(ctx)
+	}
+	if o.Watch {
+		return o.watch(ctx)
+	}
+	start := time.Now()
+	clusters := readClusterset(ctx, o.members, o.namespace, o.Service, o.ChunkSize)
+	read := time.Now()
+	o.warn(clusters, nil)
+	if err := nothingRead(clusters); err != nil {
+		return err
+	}
+	l := status.Build(clusters)
+	if err := o.filter(l); err != nil {
+		return err
+	}
+	built := time.Now()
+	err := o.print(o.Out, l)
+	klog.V(4).InfoS("status", "clusters", len(clusters), "items", len(l.Items), "read", read.Sub(start), "join", built.Sub(read), "print", time.Since(built))
+	return err
+}
+
+// warn writes one stderr line per cluster that could not be read (or, with last, whose state
+// changed since last).
+func (o *Options) warn(clusters []status.Cluster, last map[string]status.ClusterState) {
+	for _, c := range clusters {
+		if last != nil {
+			before, seen := last[c.ID]
+			if before == c.State {
+				continue
+			}
+			last[c.ID] = c.State
+			if c.State == status.ClusterReachable {
+				if !seen {
+					continue
+				}
+				fmt.Fprintf(o.ErrOut, "Cluster %q (context %q) is reachable again\n", c.ID, c.Context)
+				continue
+			}
+		}
+		switch c.State {
+		case status.ClusterUnreachable:
+			what := "its services are missing from the output"
+			if c.LastKnown {
+				what = "its last-known objects are shown"
+			}
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q) is unreachable: %s; %s\n", c.ID, c.Context, trimUnreachable(c.Message), what)
+		case status.ClusterNoCRDs:
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q) has no ServiceExport/ServiceImport CRDs (run: kubectl mcs init); it exports and imports nothing\n", c.ID, c.Context)
+		case status.ClusterError:
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %s; its services are missing from the output\n", c.ID, c.Context, c.Message)
+		}
+	}
+}
+
+func trimUnreachable(msg string) string { return strings.TrimPrefix(msg, "unreachable: ") }
+
+// nothingRead is the error when not a single member could be read.
+func nothingRead(clusters []status.Cluster) error {
+	var why []string
+	for _, c := range clusters {
+		if c.State == status.ClusterReachable || c.LastKnown {
+			return nil
+		}
+		why = append(why, fmt.Sprintf("cluster %q: %s", c.ID, c.Message))
+	}
+	return fmt.Errorf("no cluster of the clusterset could be read (%s)", strings.Join(why, "; "))
+}
+
+// filter keeps the one service asked for, or fails like kubectl get does when it is not found.
+func (o *Options) filter(l *status.MultiClusterServiceStatusList) error {
+	if o.Service == "" {
+		return nil
+	}
+	for _, it := range l.Items {
+		if it.Name == o.Service && it.Namespace == o.namespace {
+			l.Items = []status.MultiClusterServiceStatus{it}
+			return nil
+		}
+	}
+	if o.Watch {
+		l.Items = l.Items[:0]
+		return nil
+	}
+	ids := make([]string, 0, len(l.Clusters))
+	for _, c := range l.Clusters {
+		ids = append(ids, c.Name)
+	}
+	return fmt.Errorf("service %s/%s is neither exported nor imported in any cluster that could be read (%s)", o.namespace, o.Service, strings.Join(ids, ", "))
+}
+
+// print writes the list as a table, a description (one SERVICE) or through -o's printer.
+func (o *Options) print(w io.Writer, l *status.MultiClusterServiceStatusList) error {
+	if o.printer != nil {
+		return o.printer.PrintObj(l, w)
+	}
+	po := o.printOptions()
+	if o.Service != "" {
+		if len(l.Items) == 0 {
+			_, err := fmt.Fprintf(o.ErrOut, "Service %s/%s is neither exported nor imported in any cluster.\n", o.namespace, o.Service)
+			return err
+		}
+		return status.Describe(w, l, l.Items[0], po)
+	}
+	if len(l.Items) == 0 {
+		_, err := fmt.Fprintln(o.ErrOut, o.noneFound("multi-cluster services")) // like kubectl get: stdout stays empty
+		return err
+	}
+	return status.PrintTable(w, l, po)
+}
+
+func (o *Options) printOptions() status.PrintOptions {
+	return status.PrintOptions{Wide: o.PrintFlags.Wide(), NoHeaders: o.NoHeaders, Color: o.color, Now: o.now()}
+}
+
+func (o *Options) noneFound(what string) string {
+	if o.namespace == "" {
+		return "No " + what + " found."
+	}
+	return fmt.Sprintf("No %s found in %s namespace.", what, o.namespace)
+}
+
+// PrintFlags is -o: the table (default), wide, json, yaml, and kubectl's jsonpath and
+// go-template printers.
+type PrintFlags struct {
+	JSONYamlPrintFlags   *genericclioptions.JSONYamlPrintFlags
+	TemplatePrinterFlags *genericclioptions.KubeTemplatePrintFlags
+	OutputFormat         *string
+}
+
+// NewPrintFlags returns the default: a table.
+func NewPrintFlags() *PrintFlags {
+	out := ""
+	return &PrintFlags{JSONYamlPrintFlags: genericclioptions.NewJSONYamlPrintFlags(),
+		TemplatePrinterFlags: genericclioptions.NewKubeTemplatePrintFlags(), OutputFormat: &out}
+}
+
+// AllowedFormats lists what -o accepts.
+func (f *PrintFlags) AllowedFormats() []string {
+	return append([]string{"wide", "json", "yaml"}, f.TemplatePrinterFlags.AllowedFormats()...)
+}
+
+// AddFlags registers -o and the template flags.
+func (f *PrintFlags) AddFlags(cmd *cobra.Command) {
+	f.TemplatePrinterFlags.AddFlags(cmd)
+	cmd.Flags().StringVarP(f.OutputFormat, "output", "o", *f.OutputFormat,
+		fmt.Sprintf("Output format. One of: (%s).", strings.Join(f.AllowedFormats(), ", ")))
+}
+
+// Wide says whether -o wide was asked for.
+func (f *PrintFlags) Wide() bool { return *f.OutputFormat == "wide" }
+
+// ToPrinter returns the printer of -o, or nil for the table (default and wide).
+func (f *PrintFlags) ToPrinter() (printers.ResourcePrinter, error) {
+	format := *f.OutputFormat
+	switch format {
+	case "", "wide":
+		return nil, nil
+	case "json":
+		return &printers.JSONPrinter{}, nil
+	case "yaml":
+		return &printers.YAMLPrinter{}, nil
+	}
+	p, err := f.TemplatePrinterFlags.ToPrinter(format)
+	if genericclioptions.IsNoCompatiblePrinterError(err) {
+		return nil, fmt.Errorf("--output %q: must be one of %s", format, strings.Join(f.AllowedFormats(), ", "))
+	}
+	return p, err
+}
+
+var _ runtime.Object = &status.MultiClusterServiceStatusList{}

@@ -1,0 +1,120 @@
+package status
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+)
+
+func TestListAllPagesAndRestartsOnExpiredToken(t *testing.T) {
+	var calls []metav1.ListOptions
+	expired := false
+	got, err := listAll(context.Background(), 2, metav1.ListOptions{LabelSelector: "a=b"}, func(_ context.Context, o metav1.ListOptions) ([]int, string, error) {
+		calls = append(calls, o)
+		switch {
+		case o.Continue == "" && o.Limit == 2:
+			return []int{1, 2}, "page2", nil
+		case o.Continue == "page2" && !expired:
+			expired = true
+			return nil, "", apierrors.NewResourceExpired("too old")
+		case o.Limit == 0:
+			return []int{1, 2, 3}, "", nil
+		}
+		t.Fatalf("unexpected call %+v", o)
+		return nil, "", nil
+	})
+	if err != nil || len(got) != 3 || got[2] != 3 {
+		t.Fatalf("got %v, %v", got, err)
+	}
+	if len(calls) != 3 || calls[0].LabelSelector != "a=b" || calls[2].LabelSelector != "a=b" || calls[2].Continue != "" {
+		t.Errorf("calls %+v", calls)
+	}
+}
+
+func TestPrintFlags(t *testing.T) {
+	for format, wantPrinter := range map[string]bool{"": false, "wide": false, "json": true, "yaml": true, "jsonpath={.items}": true, "go-template={{.kind}}": true} {
+		f := NewPrintFlags()
+		*f.OutputFormat = format
+		p, err := f.ToPrinter()
+		if err != nil || (p != nil) != wantPrinter {
+			t.Errorf("-o %q: printer %v, err %v", format, p, err)
+		}
+	}
+	f := NewPrintFlags()
+	*f.OutputFormat = "name"
+	if _, err := f.ToPrinter(); err == nil || !strings.Contains(err.Error(), "wide, json, yaml") {
+		t.Errorf("-o name: %v", err)
+	}
+}
+
+func TestJSONPathOnTheList(t *testing.T) {
+	f := NewPrintFlags()
+	*f.OutputFormat = "jsonpath={.apiVersion} {.items[0].name}"
+	p, err := f.ToPrinter()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := status.Build([]status.Cluster{{ID: "a", State: status.ClusterReachable}})
+	l.Items = append(l.Items, status.MultiClusterServiceStatus{Name: "serve"})
+	var b bytes.Buffer
+	if err := p.PrintObj(l, &b); err != nil || b.String() != "mcs.kubectl.io/v1alpha1 serve" {
+		t.Errorf("%q %v", b.String(), err)
+	}
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{Service: "serve", AllNamespaces: true}, "across all namespaces"},
+		{Options{Service: "Serve"}, `"Serve"`},
+		{Options{ChunkSize: -1}, "--chunk-size"},
+		{Options{Karmada: true, ChunkSize: 1}, ""},
+	} {
+		tc.o.PrintFlags = NewPrintFlags()
+		err := tc.o.Validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
+		}
+	}
+}
+
+func TestWarnAndNothingRead(t *testing.T) {
+	var errOut bytes.Buffer
+	o := &Options{IOStreams: genericiooptions.IOStreams{ErrOut: &errOut}}
+	clusters := []status.Cluster{
+		{ID: "a", Context: "ctx-a", State: status.ClusterReachable},
+		{ID: "b", Context: "ctx-b", State: status.ClusterUnreachable, Message: "unreachable: connection refused"},
+		{ID: "c", Context: "ctx-c", State: status.ClusterNoCRDs, Message: "no CRDs"},
+	}
+	o.warn(clusters, nil)
+	if got := errOut.String(); !strings.Contains(got, `Warning: cluster "b" (context "ctx-b") is unreachable: connection refused;`) ||
+		!strings.Contains(got, `Warning: cluster "c" (context "ctx-c") has no ServiceExport/ServiceImport CRDs`) || strings.Count(got, "\n") != 2 {
+		t.Errorf("warnings:\n%s", got)
+	}
+	if err := nothingRead(clusters); err != nil {
+		t.Errorf("one readable cluster is enough: %v", err)
+	}
+	if err := nothingRead(clusters[1:]); err == nil || !strings.Contains(err.Error(), `cluster "b": unreachable: connection refused; cluster "c": no CRDs`) {
+		t.Errorf("nothing readable: %v", err)
+	}
+
+	// --watch: a line per change only, none for a cluster first seen reachable.
+	errOut.Reset()
+	last := map[string]status.ClusterState{}
+	o.warn(clusters, last)
+	o.warn(clusters, last)
+	clusters[1].State = status.ClusterReachable
+	o.warn(clusters, last)
+	if got := errOut.String(); strings.Count(got, "\n") != 3 || !strings.HasSuffix(got, "Cluster \"b\" (context \"ctx-b\") is reachable again\n") {
+		t.Errorf("watch warnings:\n%s", got)
+	}
+}

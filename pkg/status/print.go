@@ -1,0 +1,508 @@
+package status
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/duration"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+)
+
+// PrintOptions control the human-readable output.
+type PrintOptions struct {
+	Wide      bool
+	NoHeaders bool
+	// Color paints flagged rows: red for Conflict, yellow for Degraded and Unknown.
+	Color bool
+	// Now is the reference for AGE.
+	Now time.Time
+}
+
+// Marker is the first column of a row that needs attention.
+const Marker = "!"
+
+const (
+	colorRed    = "\x1b[31m"
+	colorYellow = "\x1b[33m"
+	colorReset  = "\x1b[0m"
+)
+
+func marker(h Health) string {
+	if h == Healthy {
+		return ""
+	}
+	return Marker
+}
+
+func color(h Health) string {
+	switch h {
+	case Conflict:
+		return colorRed
+	case Degraded, Unknown:
+		return colorYellow
+	}
+	return ""
+}
+
+// Headers are the table's column names.
+func Headers(wide bool) []string {
+	h := []string{"", "namespace", "name", "status", "type", "ports", "exported-from", "imported-in", "endpoints", "conflicts", "age"}
+	if wide {
+		h = append(h, "clusterset-ips", "derived-service", "imports")
+	}
+	return h
+}
+
+// Row renders one item as table cells.
+func Row(it MultiClusterServiceStatus, wide bool, now time.Time) []string {
+	// Clusters that could not be read are listed as such: they may import it, or not.
+	unread := map[string]string{}
+	for _, c := range it.Clusters {
+		if c.State != ClusterReachable {
+			unread[c.Cluster] = c.Cluster + "(" + string(c.State) + ")"
+		}
+	}
+	importing := []string{}
+	for _, id := range it.ImportingClusters {
+		if u, ok := unread[id]; ok {
+			importing = append(importing, u)
+			delete(unread, id)
+			continue
+		}
+		importing = append(importing, id)
+	}
+	for _, c := range it.Clusters {
+		if u, ok := unread[c.Cluster]; ok {
+			importing = append(importing, u)
+		}
+	}
+	r := []string{marker(it.Health), it.Namespace, it.Name, string(it.Health), orNone(it.Type), portsShort(it.Ports),
+		joinOr(it.ExportingClusters, "<none>"), joinOr(importing, "<none>"), EndpointsString(it.Endpoints),
+		ConflictsString(it.Conflicts), Age(it.CreationTimestamp, now)}
+	if !wide {
+		return r
+	}
+	var ips, derived, imports []string
+	seenDerived := map[string]bool{}
+	for _, c := range it.Clusters {
+		imports = append(imports, c.Cluster+"="+string(c.ImportState))
+		if c.Import == nil {
+			continue
+		}
+		if len(c.Import.IPs) > 0 {
+			ips = append(ips, c.Cluster+"="+strings.Join(c.Import.IPs, "|"))
+		}
+		if d := c.Import.DerivedService; d != "" && !seenDerived[d] {
+			seenDerived[d] = true
+			derived = append(derived, d)
+		}
+	}
+	ipCell := joinOr(ips, "<none>")
+	if it.Type == "Headless" && len(ips) == 0 {
+		ipCell = "None"
+	}
+	return append(r, ipCell, joinOr(derived, "<none>"), joinOr(imports, "<none>"))
+}
+
+// PrintTable writes the list as a kubectl-style table.
+func PrintTable(w io.Writer, l *MultiClusterServiceStatusList, o PrintOptions) error {
+	rows := make([][]string, 0, len(l.Items))
+	health := make([]Health, 0, len(l.Items))
+	for _, it := range l.Items {
+		rows = append(rows, Row(it, o.Wide, o.Now))
+		health = append(health, it.Health)
+	}
+	return table(w, Headers(o.Wide), rows, health, o)
+}
+
+// table renders rows and paints each flagged row's line: tablewriter never wraps (WrapNone) so
+// line i+header is row i.
+func table(w io.Writer, headers []string, rows [][]string, health []Health, o PrintOptions) error {
+	var buf bytes.Buffer
+	if err := printers.Table(&buf, headers, rows, o.NoHeaders); err != nil {
+		return err
+	}
+	lines := strings.SplitAfter(buf.String(), "\n")
+	first := 1
+	if o.NoHeaders {
+		first = 0
+	}
+	for i, line := range lines {
+		if line == "" {
+			continue
+		}
+		if r := i - first; o.Color && r >= 0 && r < len(health) && color(health[r]) != "" {
+			line = color(health[r]) + strings.TrimSuffix(line, "\n") + colorReset + "\n"
+		}
+		if _, err := io.WriteString(w, line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// portsShort renders ports like kubectl get svc: 80/TCP,9090/TCP.
+func portsShort(ps []Port) string {
+	parts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		parts = append(parts, strconv.Itoa(int(p.Port))+"/"+p.Protocol)
+	}
+	return joinOr(parts, "<none>")
+}
+
+// PortsString renders ports with their names: http:80/TCP,9090/TCP.
+func PortsString(ps []Port) string {
+	parts := make([]string, 0, len(ps))
+	for _, p := range ps {
+		s := strconv.Itoa(int(p.Port))
+		if p.Protocol != "" {
+			s += "/" + p.Protocol
+		}
+		if p.Name != "" {
+			s = p.Name + ":" + s
+		}
+		parts = append(parts, s)
+	}
+	return joinOr(parts, "<none>")
+}
+
+// EndpointsString renders "member1=2/2,member2=0/1"; a cluster that cannot be read shows its
+// last-known counts as "member3=1/1(stale)", or "member3=?" when nothing is known.
+func EndpointsString(es []SourceEndpoints) string {
+	parts := make([]string, 0, len(es))
+	for _, e := range es {
+		switch {
+		case e.LastKnown && e.Total == 0:
+			parts = append(parts, e.Cluster+"=?")
+		case e.LastKnown:
+			parts = append(parts, fmt.Sprintf("%s=%d/%d(stale)", e.Cluster, e.Ready, e.Total))
+		default:
+			parts = append(parts, fmt.Sprintf("%s=%d/%d", e.Cluster, e.Ready, e.Total))
+		}
+	}
+	return joinOr(parts, "<none>")
+}
+
+// ConflictsString renders "TypeConflict(winner=member2),PortConflict(winner=member2)".
+func ConflictsString(cs []ConflictStatus) string {
+	parts := make([]string, 0, len(cs))
+	for _, c := range cs {
+		parts = append(parts, fmt.Sprintf("%s(winner=%s)", c.Reason, c.Winner))
+	}
+	return joinOr(parts, "<none>")
+}
+
+// Age renders the time since t like kubectl's AGE column.
+func Age(t metav1.Time, now time.Time) string {
+	if t.IsZero() {
+		return "<unknown>"
+	}
+	return duration.HumanDuration(now.Sub(t.Time))
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "<none>"
+	}
+	return s
+}
+
+// Describe writes one service the way kubectl describe does: the summary, the per-cluster
+// breakdown, the conflicts and every ServiceExport's conditions with their messages.
+func Describe(w io.Writer, l *MultiClusterServiceStatusList, it MultiClusterServiceStatus, o PrintOptions) error {
+	var b strings.Builder
+	field := func(name, value string) { fmt.Fprintf(&b, "%-16s%s\n", name+":", value) }
+	field("Name", it.Name)
+	field("Namespace", it.Namespace)
+	status := string(it.Health)
+	if o.Color && color(it.Health) != "" {
+		status = color(it.Health) + status + colorReset
+	}
+	field("Status", status)
+	field("Type", orNone(it.Type))
+	field("Ports", PortsString(it.Ports))
+	field("Exported from", joinOr(it.ExportingClusters, "<none>"))
+	field("Imported in", joinOr(it.ImportingClusters, "<none>"))
+	field("Endpoints", EndpointsString(it.Endpoints))
+	field("Age", Age(it.CreationTimestamp, o.Now))
+	if len(it.Problems) == 0 {
+		field("Problems", "<none>")
+	} else {
+		b.WriteString("Problems:\n")
+		for _, p := range it.Problems {
+			fmt.Fprintf(&b, "  %s\n", p)
+		}
+	}
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w, "Clusters:")
+	var rows [][]string
+	for _, c := range it.Clusters {
+		rows = append(rows, clusterRow(l, c))
+	}
+	if err := indented(w, []string{"cluster", "state", "export", "service", "endpoints", "import", "clusterset-ip", "derived-service", "imported-endpoints"}, rows); err != nil {
+		return err
+	}
+
+	if len(it.Conflicts) == 0 {
+		fmt.Fprintln(w, "Conflicts:       <none>")
+	} else {
+		fmt.Fprintln(w, "Conflicts:")
+		rows = rows[:0]
+		for _, c := range it.Conflicts {
+			rows = append(rows, []string{c.Reason, c.Winner, joinOr(c.Disagreeing, "<none>"), c.Message})
+		}
+		if err := indented(w, []string{"reason", "winner", "disagreeing", "message"}, rows); err != nil {
+			return err
+		}
+	}
+
+	rows = rows[:0]
+	for _, c := range it.Clusters {
+		if c.Export == nil {
+			continue
+		}
+		conds := append([]metav1.Condition(nil), c.Export.Conditions...)
+		sort.SliceStable(conds, func(i, j int) bool { return condOrder(conds[i].Type) < condOrder(conds[j].Type) })
+		if len(conds) == 0 {
+			rows = append(rows, []string{c.Cluster, "<none>", "", "", "", "no conditions: no MCS controller has looked at this export"})
+		}
+		for _, cond := range conds {
+			rows = append(rows, []string{c.Cluster, cond.Type, string(cond.Status), cond.Reason, Age(cond.LastTransitionTime, o.Now), cond.Message})
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(w, "Export conditions: <none>")
+		return nil
+	}
+	fmt.Fprintln(w, "Export conditions:")
+	return indented(w, []string{"cluster", "type", "status", "reason", "age", "message"}, rows)
+}
+
+func condOrder(t string) int {
+	switch t {
+	case "Valid":
+		return 0
+	case "Ready":
+		return 1
+	case "Conflict":
+		return 2
+	}
+	return 3
+}
+
+func clusterRow(l *MultiClusterServiceStatusList, c ClusterStatus) []string {
+	state := string(c.State)
+	for _, ci := range l.Clusters {
+		if ci.Name == c.Cluster && ci.Message != "" && c.State != ClusterReachable {
+			state += " (" + ci.Message + ")"
+		}
+	}
+	export, svc, eps, ip, derived := "-", "-", "-", "-", "-"
+	if e := c.Export; e != nil {
+		export = "Valid"
+		if !e.Valid {
+			export = orNone(e.InvalidReason)
+		}
+	}
+	if s := c.Service; s != nil {
+		svc = s.Type
+	}
+	if e := c.Endpoints; e != nil {
+		eps = fmt.Sprintf("%d/%d", e.Ready, e.Total)
+	}
+	imp := string(c.ImportState)
+	if i := c.Import; i != nil {
+		if !i.Managed {
+			imp += "(unmanaged)"
+		}
+		ip = joinOr(i.IPs, "<none>")
+		if i.Type == "Headless" {
+			ip = "None"
+		}
+		derived = orNone(i.DerivedService)
+		if i.DerivedService != "" && !i.DerivedServiceExists {
+			derived += "(missing)"
+		}
+	}
+	var imported []string
+	for _, e := range c.ImportedEndpoints {
+		imported = append(imported, fmt.Sprintf("%s=%d/%d", e.Cluster, e.Ready, e.Total))
+	}
+	return []string{c.Cluster, state, export, svc, eps, orNone(imp), ip, derived, joinOr(imported, "-")}
+}
+
+// indented writes a table two spaces in, as kubectl describe nests its sections.
+func indented(w io.Writer, headers []string, rows [][]string) error {
+	var buf bytes.Buffer
+	if err := printers.Table(&buf, headers, rows, false); err != nil {
+		return err
+	}
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line != "" {
+			if _, err := io.WriteString(w, "  "+line); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// KarmadaHeaders are the MultiClusterService table's columns.
+func KarmadaHeaders() []string {
+	return []string{"", "namespace", "name", "status", "types", "ports", "providers", "consumers", "service-applied", "endpointslice-dispatched", "age"}
+}
+
+// KarmadaObjectHeaders are the ServiceExport/ServiceImport table's columns.
+func KarmadaObjectHeaders() []string {
+	return []string{"", "kind", "namespace", "name", "status", "type", "ports", "placed-in", "policies", "age"}
+}
+
+// PrintKarmada writes the MultiClusterServices table, then the ServiceExport/ServiceImport one.
+func PrintKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) error {
+	if len(l.MultiClusterServices) > 0 {
+		var rows [][]string
+		var health []Health
+		for _, m := range l.MultiClusterServices {
+			rows = append(rows, []string{marker(m.Health), m.Namespace, m.Name, string(m.Health), joinOr(m.Types, "<none>"), PortsString(m.Ports),
+				joinOr(m.ProviderClusters, "<all>"), joinOr(m.ConsumerClusters, "<all>"),
+				condCell(m.Conditions, ConditionServiceApplied), condCell(m.Conditions, ConditionEndpointSliceDispatched),
+				Age(m.CreationTimestamp, o.Now)})
+			health = append(health, m.Health)
+		}
+		if err := table(w, KarmadaHeaders(), rows, health, o); err != nil {
+			return err
+		}
+	}
+	var rows [][]string
+	var health []Health
+	for _, kind := range []struct {
+		name string
+		objs []KarmadaObjectStatus
+	}{{"ServiceExport", l.ServiceExports}, {"ServiceImport", l.ServiceImports}} {
+		for _, s := range kind.objs {
+			typ := "-"
+			if kind.name == "ServiceImport" {
+				typ = orNone(s.Type)
+			}
+			rows = append(rows, []string{marker(s.Health), kind.name, s.Namespace, s.Name, string(s.Health), typ, portsOrNone(s.Ports),
+				joinOr(s.PlacedIn, "<none>"), joinOr(s.Policies, "<none>"), Age(s.CreationTimestamp, o.Now)})
+			health = append(health, s.Health)
+		}
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	if len(l.MultiClusterServices) > 0 && !o.NoHeaders {
+		fmt.Fprintln(w)
+	}
+	return table(w, KarmadaObjectHeaders(), rows, health, o)
+}
+
+func portsOrNone(ps []Port) string {
+	if ps == nil {
+		return "-"
+	}
+	return PortsString(ps)
+}
+
+// condCell renders a condition as "True" or "False(Reason)", "-" when absent.
+func condCell(conds []metav1.Condition, t string) string {
+	for _, c := range conds {
+		if c.Type == t {
+			if c.Status == metav1.ConditionTrue || c.Reason == "" {
+				return string(c.Status)
+			}
+			return string(c.Status) + "(" + c.Reason + ")"
+		}
+	}
+	return "-"
+}
+
+// DescribeKarmada writes the objects of one service on the control plane with every condition.
+func DescribeKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) error {
+	for i, m := range l.MultiClusterServices {
+		if i > 0 {
+			fmt.Fprintln(w)
+		}
+		var b strings.Builder
+		field := func(name, value string) { fmt.Fprintf(&b, "%-21s%s\n", name+":", value) }
+		field("MultiClusterService", m.Namespace+"/"+m.Name)
+		field("Status", string(m.Health))
+		field("Types", joinOr(m.Types, "<none>"))
+		field("Ports", PortsString(m.Ports))
+		field("Providers", joinOr(m.ProviderClusters, "<all>"))
+		field("Consumers", joinOr(m.ConsumerClusters, "<all>"))
+		field("Service", map[bool]string{true: "exists", false: "missing"}[m.ServiceExists])
+		field("Age", Age(m.CreationTimestamp, o.Now))
+		writeProblems(&b, m.Problems)
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
+		}
+		if err := describeConditions(w, m.Conditions, o.Now); err != nil {
+			return err
+		}
+	}
+	for _, kind := range []struct {
+		name string
+		objs []KarmadaObjectStatus
+	}{{"ServiceExport", l.ServiceExports}, {"ServiceImport", l.ServiceImports}} {
+		for _, s := range kind.objs {
+			fmt.Fprintln(w)
+			var b strings.Builder
+			field := func(name, value string) { fmt.Fprintf(&b, "%-21s%s\n", name+":", value) }
+			field(kind.name, s.Namespace+"/"+s.Name+" ("+s.APIVersion+")")
+			field("Status", string(s.Health))
+			if kind.name == "ServiceImport" {
+				field("Type", orNone(s.Type))
+				field("Ports", PortsString(s.Ports))
+			}
+			field("Placed in", joinOr(s.PlacedIn, "<none>"))
+			field("Policies", joinOr(s.Policies, "<none>"))
+			field("Age", Age(s.CreationTimestamp, o.Now))
+			writeProblems(&b, s.Problems)
+			if _, err := io.WriteString(w, b.String()); err != nil {
+				return err
+			}
+			if len(s.Conditions) > 0 {
+				if err := describeConditions(w, s.Conditions, o.Now); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func writeProblems(b *strings.Builder, problems []string) {
+	if len(problems) == 0 {
+		fmt.Fprintf(b, "%-21s<none>\n", "Problems:")
+		return
+	}
+	b.WriteString("Problems:\n")
+	for _, p := range problems {
+		fmt.Fprintf(b, "  %s\n", p)
+	}
+}
+
+func describeConditions(w io.Writer, conds []metav1.Condition, now time.Time) error {
+	if len(conds) == 0 {
+		_, err := fmt.Fprintf(w, "%-21s<none>\n", "Conditions:")
+		return err
+	}
+	fmt.Fprintln(w, "Conditions:")
+	rows := make([][]string, 0, len(conds))
+	for _, c := range conds {
+		rows = append(rows, []string{c.Type, string(c.Status), c.Reason, Age(c.LastTransitionTime, now), c.Message})
+	}
+	return indented(w, []string{"type", "status", "reason", "age", "message"}, rows)
+}

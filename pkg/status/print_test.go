@@ -1,0 +1,174 @@
+package status
+
+import (
+	"bytes"
+	"encoding/json"
+	"sort"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+)
+
+func withConflict() *MultiClusterServiceStatusList {
+	cs := seed()
+	cs[0].ServiceExports = append(cs[0].ServiceExports, export("demo", "web", 10))
+	cs[0].Services = append(cs[0].Services, service("demo", "web", false))
+	cs[0].EndpointSlices = append(cs[0].EndpointSlices, slice("demo", "web", "web-1", true))
+	cs[1].ServiceExports = append(cs[1].ServiceExports, export("demo", "web", 5))
+	cs[1].Services = append(cs[1].Services, service("demo", "web", true))
+	cs[1].EndpointSlices = append(cs[1].EndpointSlices, slice("demo", "web", "web-2", true))
+	for i := range cs {
+		cs[i].ServiceImports = append(cs[i].ServiceImports, serviceImport("demo", "web", mcsv1beta1.Headless, "", "member1", "member2"))
+		cs[i].Services = append(cs[i].Services, derived("demo", "web", ""))
+	}
+	cs[0].ServiceExports[0].Status.Conditions = []metav1.Condition{
+		{Type: "Conflict", Status: "False", Reason: "NoConflicts", Message: "No conflicts.", LastTransitionTime: at(1)},
+		{Type: "Valid", Status: "True", Reason: "Valid", Message: "Service is exported.", LastTransitionTime: at(1)},
+	}
+	return Build(cs)
+}
+
+func TestTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := PrintTable(&b, withConflict(), PrintOptions{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want header + 2 rows:\n%s", b.String())
+	}
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "NAMESPACE NAME STATUS TYPE PORTS EXPORTED-FROM IMPORTED-IN ENDPOINTS CONFLICTS AGE" {
+		t.Errorf("header %q", lines[0])
+	}
+	if f := strings.Fields(lines[1]); strings.Join(f, " ") != "demo serve Healthy ClusterSetIP 80/TCP member1 member1,member2,member3 member1=2/2 <none> 89m" {
+		t.Errorf("healthy row %q", lines[1])
+	}
+	if !strings.HasPrefix(lines[2], Marker+" ") || !strings.HasPrefix(lines[1], " ") {
+		t.Errorf("only the conflicting row is marked:\n%s", b.String())
+	}
+	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "! demo web Conflict Headless 80/TCP member1,member2 member1,member2,member3 member1=1/1,member2=1/1 TypeConflict(winner=member2) 85m" {
+		t.Errorf("conflict row %q", lines[2])
+	}
+	if strings.Contains(b.String(), "\x1b[") {
+		t.Error("colour without Color")
+	}
+
+	b.Reset()
+	_ = PrintTable(&b, withConflict(), PrintOptions{Now: now, Color: true, NoHeaders: true})
+	lines = strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 2 || strings.Contains(lines[0], "\x1b[") || !strings.HasPrefix(lines[1], colorRed) || !strings.HasSuffix(lines[1], colorReset) {
+		t.Errorf("--no-headers with colour: only the conflict row in red:\n%q", lines)
+	}
+}
+
+func TestWideTable(t *testing.T) {
+	var b bytes.Buffer
+	if err := PrintTable(&b, withConflict(), PrintOptions{Now: now, Wide: true}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if !strings.HasSuffix(strings.Join(strings.Fields(lines[0]), " "), "AGE CLUSTERSET-IPS DERIVED-SERVICE IMPORTS") {
+		t.Errorf("header %q", lines[0])
+	}
+	want := "member1=10.96.0.1,member2=10.96.0.2,member3=10.96.0.3 derived-serve member1=Ready,member2=Ready,member3=Ready"
+	if !strings.HasSuffix(strings.Join(strings.Fields(lines[1]), " "), want) {
+		t.Errorf("wide row %q, want suffix %q", lines[1], want)
+	}
+	if !strings.HasSuffix(strings.Join(strings.Fields(lines[2]), " "), "None derived-web member1=Ready,member2=Ready,member3=Ready") {
+		t.Errorf("headless wide row %q", lines[2])
+	}
+}
+
+func TestDescribe(t *testing.T) {
+	l := withConflict()
+	var b bytes.Buffer
+	if err := Describe(&b, l, l.Items[1], PrintOptions{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	for _, want := range []string{
+		"Name:           web\n", "Status:         Conflict\n", "Type:           Headless\n",
+		"Problems:\n  Conflicting type. Using \"Headless\" from oldest service export in \"member2\". 1/2 clusters disagree.\n",
+		"Clusters:\n  CLUSTER   STATE       EXPORT   SERVICE     ENDPOINTS   IMPORT   CLUSTERSET-IP   DERIVED-SERVICE   IMPORTED-ENDPOINTS\n",
+		"  member2   Reachable   Valid    Headless    1/1         Ready    None            derived-web       -\n",
+		"Conflicts:\n  REASON         WINNER    DISAGREEING   MESSAGE\n  TypeConflict   member2   member1       Conflicting type.",
+		"Export conditions:\n",
+		"  member1   <none>", // member1's export of web has no conditions
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("describe lacks %q:\n%s", want, out)
+		}
+	}
+	b.Reset()
+	_ = Describe(&b, l, l.Items[0], PrintOptions{Now: now})
+	// Conditions in the order Valid, Ready, Conflict, with their messages.
+	if !strings.Contains(b.String(), "  member1   Valid      True     Valid         89m   Service is exported.\n  member1   Conflict   False    NoConflicts   89m   No conflicts.\n") {
+		t.Errorf("conditions:\n%s", b.String())
+	}
+}
+
+// TestSchema pins the documented JSON field names (README, "status output schema").
+func TestSchema(t *testing.T) {
+	b, err := json.Marshal(withConflict())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	keysOf := func(v any) string {
+		m := v.(map[string]any)
+		var ks []string
+		for k := range m {
+			ks = append(ks, k)
+		}
+		sort.Strings(ks)
+		return strings.Join(ks, ",")
+	}
+	if got := keysOf(doc); got != "apiVersion,clusters,items,kind" {
+		t.Errorf("list keys %s", got)
+	}
+	if doc["apiVersion"] != "mcs.kubectl.io/v1alpha1" || doc["kind"] != "MultiClusterServiceStatusList" {
+		t.Errorf("apiVersion/kind %v %v", doc["apiVersion"], doc["kind"])
+	}
+	if got := keysOf(doc["clusters"].([]any)[0]); got != "context,mcsAPIVersion,name,state" {
+		t.Errorf("cluster keys %s", got)
+	}
+	web := doc["items"].([]any)[1]
+	if got := keysOf(web); got != "clusters,conflicts,creationTimestamp,endpoints,exportingClusters,health,importingClusters,name,namespace,ports,problems,type" {
+		t.Errorf("item keys %s", got)
+	}
+	if got := keysOf(web.(map[string]any)["conflicts"].([]any)[0]); got != "disagreeing,message,reason,winner" {
+		t.Errorf("conflict keys %s", got)
+	}
+	if got := keysOf(web.(map[string]any)["endpoints"].([]any)[0]); got != "cluster,ready,total" {
+		t.Errorf("endpoint keys %s", got)
+	}
+	c := doc["items"].([]any)[0].(map[string]any)["clusters"].([]any)[0].(map[string]any)
+	if got := keysOf(c); got != "cluster,endpoints,export,import,importState,importedEndpoints,namespaceExists,service,state" {
+		t.Errorf("cluster breakdown keys %s", got)
+	}
+	if got := keysOf(c["export"]); got != "conditions,creationTimestamp,managed,valid" {
+		t.Errorf("export keys %s", got)
+	}
+	if got := keysOf(c["import"]); got != "derivedService,derivedServiceExists,derivedServiceIPs,ips,managed,ports,sources,type" {
+		t.Errorf("import keys %s", got)
+	}
+	// Empty lists are [] rather than null, so that scripts can iterate without checks.
+	serve := doc["items"].([]any)[0].(map[string]any)
+	if _, ok := serve["conflicts"].([]any); !ok {
+		t.Errorf("conflicts of a healthy service: %#v", serve["conflicts"])
+	}
+}
+
+func TestDeepCopyObject(t *testing.T) {
+	l := withConflict()
+	c := l.DeepCopyObject().(*MultiClusterServiceStatusList)
+	c.Items[0].Name = "changed"
+	if l.Items[0].Name == "changed" || c.Kind != KindList || len(c.Items) != 2 {
+		t.Error("DeepCopyObject is not a deep copy")
+	}
+}

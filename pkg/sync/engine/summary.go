@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+// Summary is the clusterset-wide view of one exported service as Compute decides it (same
+// constituents, same merge, same conflicts), without building any per-cluster object. It is what
+// `kubectl mcs status` reports, so status and sync can never disagree about a conflict.
+type Summary struct {
+	Namespace, Name string
+	// Exporting are the clusters whose export is a constituent, oldest export first (the first
+	// one wins every conflict).
+	Exporting []string
+	// Invalid are the exports that are not part of the service (no Service, ExternalName), by
+	// cluster ID.
+	Invalid []InvalidExport
+	// Type and Ports are what the ServiceImport says; empty when no export is valid.
+	Type  mcsv1beta1.ServiceImportType
+	Ports []mcsv1beta1.ServicePort
+	// Conflicts is sorted by reason.
+	Conflicts []Conflict
+}
+
+// InvalidExport is an export whose Valid condition Compute sets to False.
+type InvalidExport struct {
+	Cluster string
+	Reason  string // ServiceExportReasonNoService or ServiceExportReasonInvalidServiceType
+	Message string
+}
+
+// Summarize returns one Summary per exported service (a ServiceExport that is not terminating in
+// some cluster of obs), sorted by namespace and name. Reachability does not matter here: every
+// cluster in obs is a source, exactly as in Compute.
+func Summarize(obs Observed) []Summary {
+	idx := indexClusters(obs)
+	keySet := map[key]bool{}
+	for _, ci := range idx {
+		for k := range ci.exports {
+			keySet[k] = true
+		}
+	}
+	out := make([]Summary, 0, len(keySet))
+	for k := range keySet {
+		s := Summary{Namespace: k.Namespace, Name: k.Name}
+		var cons []constituent
+		for _, ci := range idx {
+			exp := ci.exports[k]
+			if exp == nil {
+				continue
+			}
+			if reason, msg := exportInvalid(k, ci.services[k]); reason != "" {
+				s.Invalid = append(s.Invalid, InvalidExport{Cluster: ci.ID, Reason: reason, Message: msg})
+				continue
+			}
+			cons = append(cons, constituent{cluster: ci.ID, export: exp, svc: ci.services[k]})
+		}
+		if len(cons) > 0 {
+			sortConstituents(cons)
+			m := mergeConstituents(k.Namespace, k.Name, cons)
+			for _, c := range cons {
+				s.Exporting = append(s.Exporting, c.cluster)
+			}
+			s.Type, s.Ports, s.Conflicts = m.typ, m.ports, m.conflicts
+		}
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Namespace != out[j].Namespace {
+			return out[i].Namespace < out[j].Namespace
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// exportInvalid says why an export of k whose cluster holds svc (nil: none) is not a constituent,
+// with the reason and message of Compute's Valid=False condition; "" when it is valid.
+func exportInvalid(k key, svc *corev1.Service) (reason, message string) {
+	switch {
+	case svc == nil || names.IsManaged(svc.Labels):
+		return string(mcsv1beta1.ServiceExportReasonNoService), fmt.Sprintf("Service %q not found in namespace %q.", k.Name, k.Namespace)
+	case svc.Spec.Type == corev1.ServiceTypeExternalName:
+		return string(mcsv1beta1.ServiceExportReasonInvalidServiceType), fmt.Sprintf("Service %q is of type ExternalName, which cannot be exported.", k.Name)
+	}
+	return "", ""
+}
