@@ -132,14 +132,8 @@ func computeService(now metav1.Time, idx []*clusterIndex, d *Desired, k key) {
 		}
 		svc := ci.services[k]
 		var invalid *metav1.Condition
-		switch {
-		case svc == nil || names.IsManaged(svc.Labels):
-			// A Service we wrote (a derived one) is never a source, exactly like our slices.
-			invalid = &metav1.Condition{Status: metav1.ConditionFalse, Reason: string(mcsv1beta1.ServiceExportReasonNoService),
-				Message: fmt.Sprintf("Service %q not found in namespace %q.", k.Name, k.Namespace)}
-		case svc.Spec.Type == corev1.ServiceTypeExternalName:
-			invalid = &metav1.Condition{Status: metav1.ConditionFalse, Reason: string(mcsv1beta1.ServiceExportReasonInvalidServiceType),
-				Message: fmt.Sprintf("Service %q is of type ExternalName, which cannot be exported.", k.Name)}
+		if reason, msg := exportInvalid(k, svc); reason != "" {
+			invalid = &metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, Message: msg}
 		}
 		if invalid == nil {
 			cons = append(cons, constituent{cluster: ci.ID, export: exp, svc: svc})
