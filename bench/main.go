@@ -18,6 +18,7 @@ type config struct {
 	kubeconfig, binary string
 	contexts           []string // the first two export, every one imports
 	services, samples  int
+	statusServices     int
 	idle               time.Duration
 	out, markdown      string
 }
@@ -44,6 +45,10 @@ type Results struct {
 	IdleWrites        int     `json:"idle_writes"`
 	IdleSeconds       float64 `json:"idle_seconds"`
 	PeakRSSMiB        float64 `json:"peak_rss_mib"`
+
+	StatusServices int     `json:"status_services,omitempty"`
+	StatusS        float64 `json:"status_s,omitempty"`
+	StatusFloorS   float64 `json:"status_floor_s,omitempty"`
 }
 
 func main() {
@@ -53,6 +58,7 @@ func main() {
 	contexts := flag.String("contexts", "member1,member2,member3", "clusterset; the first two export")
 	flag.IntVar(&c.services, "services", envInt("BENCH_SERVICES", 200), "exported services (BENCH_SERVICES)")
 	flag.IntVar(&c.samples, "samples", envInt("BENCH_SAMPLES", 100), "propagation samples (BENCH_SAMPLES)")
+	flag.IntVar(&c.statusServices, "status-services", envInt("BENCH_STATUS_SERVICES", 1000), "exported services when timing status -A (BENCH_STATUS_SERVICES; 0 skips)")
 	flag.DurationVar(&c.idle, "idle", 60*time.Second, "idle period counted for writes")
 	flag.StringVar(&c.out, "out", "bench/results.json", "results file")
 	flag.StringVar(&c.markdown, "markdown", "BENCHMARKS.md", "file whose generated section is rewritten (empty: none)")

@@ -30,7 +30,7 @@ func markdownTable(r *Results) string {
 	var s strings.Builder
 	fmt.Fprintf(&s, "Run of %s: %d services exported from 2 of %d clusters, %d propagation samples; %s.\n\n",
 		r.Date, r.Services, r.Clusters, r.Samples, r.Machine)
-	s.WriteString("| figure | kubectl mcs sync | floor, same run | ratio | target | |\n|---|---|---|---|---|---|\n")
+	s.WriteString("| figure | kubectl mcs | floor, same run | ratio | target | |\n|---|---|---|---|---|---|\n")
 	p50, p99, conv := ratio(r.PropagationP50, r.FloorP50), ratio(r.PropagationP99, r.FloorP99), ratio(r.ConvergeS, r.ConvergeFloorS)
 	fmt.Fprintf(&s, "| propagation p50 | %.1f ms | %.1f ms | %.2fx | ≤ 1.5x | %s |\n", r.PropagationP50, r.FloorP50, p50, verdict(p50 <= 1.5))
 	fmt.Fprintf(&s, "| propagation p99 | %.1f ms | %.1f ms | %.2fx | ≤ 3x | %s |\n", r.PropagationP99, r.FloorP99, p99, verdict(p99 <= 3))
@@ -38,6 +38,10 @@ func markdownTable(r *Results) string {
 	fmt.Fprintf(&s, "| API writes per source change | %.2f | | | ≤ %d (one per importing cluster) | %s |\n", r.WritesPerChange, r.ImportingClusters, verdict(r.WritesPerChange <= float64(r.ImportingClusters)))
 	fmt.Fprintf(&s, "| API writes while idle | %d in %.0f s | | | 0 | %s |\n", r.IdleWrites, r.IdleSeconds, verdict(r.IdleWrites == 0))
 	fmt.Fprintf(&s, "| peak RSS of the sync process | %.0f MiB | | | | |\n", r.PeakRSSMiB)
+	if r.StatusServices > 0 {
+		fmt.Fprintf(&s, "| `status -A`, %d services, whole process | %.2f s | %.2f s (bare lists) | %.2fx | < 2 s | %s |\n",
+			r.StatusServices, r.StatusS, r.StatusFloorS, ratio(r.StatusS, r.StatusFloorS), verdict(r.StatusS < 2))
+	}
 	return s.String()
 }
 

@@ -75,7 +75,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 		return nil, err
 	}
 	logf("creating %d services with endpoints and exports in %s and %s", c.services, b.exporters[0].name, b.exporters[1].name)
-	if err := b.populate(ctx); err != nil {
+	if err := b.populate(ctx, 0, c.services); err != nil {
 		return nil, err
 	}
 	watchers, converged, err := b.watchAll(ctx)
@@ -92,7 +92,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	defer proc.Process.Kill() //nolint:errcheck
 	t0 := time.Now()
 	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
-		return converged(), nil
+		return converged(c.services), nil
 	}); err != nil {
 		return nil, errors.New("sync did not converge within 5 minutes (see bench/sync.log)")
 	}
@@ -155,6 +155,13 @@ func run(ctx context.Context, c config) (*Results, error) {
 	// (d) peak RSS.
 	if res.PeakRSSMiB, err = peakRSS(proc.Process.Pid); err != nil {
 		return nil, err
+	}
+
+	// status -A at scale, against the bare lists it needs.
+	if c.statusServices > 0 {
+		if err := b.statusPhase(ctx, res, converged); err != nil {
+			return nil, err
+		}
 	}
 	_ = proc.Process.Signal(syscall.SIGTERM)
 	_ = proc.Wait()
@@ -221,10 +228,10 @@ func address(e, i, k int) string {
 
 // populate creates, in both exporters, N selectorless Services whose EndpointSlices the bench
 // writes itself (so a source change is one precise write), and their ServiceExports.
-func (b *bench) populate(ctx context.Context) error {
+func (b *bench) populate(ctx context.Context, from, to int) error {
 	var mu sync.Mutex
-	return parallel(16, b.services*len(b.exporters), func(n int) error {
-		e, i := n%len(b.exporters), n/len(b.exporters)
+	return parallel(16, (to-from)*len(b.exporters), func(n int) error {
+		e, i := n%len(b.exporters), from+n/len(b.exporters)
 		m, name := b.exporters[e], svcName(i)
 		svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
 			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}}
@@ -261,8 +268,9 @@ func (b *bench) populate(ctx context.Context) error {
 }
 
 // watchAll watches managed slices, imports and exports everywhere; converged reports whether
-// every cluster holds every import with its IP and a slice per exporter, and every export is Ready.
-func (b *bench) watchAll(ctx context.Context) (map[string]*seer, func() bool, error) {
+// every cluster holds all want imports with their IP and a slice per exporter, and every export
+// is Ready.
+func (b *bench) watchAll(ctx context.Context) (map[string]*seer, func(want int) bool, error) {
 	seers := map[string]*seer{}
 	var imports, exports []cache.Store
 	for _, m := range b.members {
@@ -284,8 +292,7 @@ func (b *bench) watchAll(ctx context.Context) (map[string]*seer, func() bool, er
 		}
 		imports, exports = append(imports, si.GetStore()), append(exports, se.GetStore())
 	}
-	want := b.services
-	converged := func() bool {
+	converged := func(want int) bool {
 		for i := range b.members {
 			if len(seers[b.members[i].name].store.List()) != want*len(b.exporters) {
 				return false

@@ -48,9 +48,7 @@ kubectl --context member1 -n demo rollout status deployment/serve --timeout=60s 
 step kubectl mcs init --contexts=$CONTEXTS
 step kubectl mcs expose serve -n demo --contexts=$CONTEXTS
 step kubectl --context member1 -n demo get serviceexports,svc,endpointslices
-if kubectl mcs sync --help >/dev/null 2>&1 && ! kubectl mcs sync --help 2>&1 | grep -q "not yet implemented"; then
-  step kubectl mcs sync -n demo --contexts=$CONTEXTS
-  step kubectl --context member2 -n demo get serviceimports,svc,endpointslices
-fi
+step kubectl mcs sync -n demo --contexts=$CONTEXTS
+step kubectl --context member2 -n demo get serviceimports,svc,endpointslices
 step kubectl mcs status -n demo --contexts=$CONTEXTS
 printf '\nThe clusters stay up: KUBECONFIG=%s kubectl --context member2 get svc -A\nStop them with: make testbed-down\n' "$KUBECONFIG"

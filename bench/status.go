@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+)
+
+const statusRuns = 5
+
+// statusPhase grows the clusterset to statusServices exported services, lets sync import them
+// all, then times `kubectl mcs status -A` (the whole process, as a user runs it) against the
+// floor: the same lists made directly, all clusters at once. Runs are interleaved; medians kept.
+func (b *bench) statusPhase(ctx context.Context, res *Results, converged func(int) bool) error {
+	n := max(b.statusServices, b.services)
+	logf("status: growing to %d exported services and letting sync import them", n)
+	if err := b.populate(ctx, b.services, n); err != nil {
+		return err
+	}
+	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
+		return converged(n), nil
+	}); err != nil {
+		return fmt.Errorf("sync did not import %d services within 10 minutes (see bench/sync.log)", n)
+	}
+	var took, floor []float64
+	for i := 0; i < statusRuns; i++ {
+		t0 := time.Now()
+		cmd := exec.CommandContext(ctx, b.binary, "--kubeconfig", b.kubeconfig, "status", "-A", "--contexts", strings.Join(b.contexts, ","), "-o", "json")
+		cmd.Stdout = io.Discard
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("kubectl mcs status -A: %v: %s", err, stderr.String())
+		}
+		took = append(took, time.Since(t0).Seconds())
+		d, err := b.bareLists(ctx)
+		if err != nil {
+			return err
+		}
+		floor = append(floor, d)
+	}
+	res.StatusServices, res.StatusS, res.StatusFloorS = n, median(took), median(floor)
+	logf("status -A: %.2fs, bare lists %.2fs (medians of %d)", res.StatusS, res.StatusFloorS, statusRuns)
+	return nil
+}
+
+// bareLists lists what status reads (namespaces, Services, EndpointSlices, ServiceExports,
+// ServiceImports) in every cluster concurrently, with a plain client.
+func (b *bench) bareLists(ctx context.Context) (float64, error) {
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	list := func(f func() error) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := f(); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	o := metav1.ListOptions{}
+	for _, m := range b.members {
+		list(func() error { _, err := m.same.CoreV1().Namespaces().List(ctx, o); return err })
+		list(func() error { _, err := m.same.CoreV1().Services("").List(ctx, o); return err })
+		list(func() error { _, err := m.same.DiscoveryV1().EndpointSlices("").List(ctx, o); return err })
+		for _, r := range []string{mcsapi.ServiceExports, mcsapi.ServiceImports} {
+			list(func() error { _, err := m.dyn.Resource(mcsapi.GVR(mcsapi.V1beta1, r)).List(ctx, o); return err })
+		}
+	}
+	wg.Wait()
+	return time.Since(t0).Seconds(), errors.Join(errs...)
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
