@@ -2,7 +2,13 @@
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+# krew (and semver) want vMAJOR.MINOR.PATCH: without a tag, git describe gives a bare commit hash,
+# which becomes v0.0.0-g<hash> (the g keeps an all-digit hash a valid pre-release).
+ifndef VERSION
+GIT_DESCRIBE := $(shell git describe --tags --always --dirty 2>/dev/null)
+VERSION := $(shell v='$(GIT_DESCRIBE)'; if [[ $$v =~ ^v[0-9]+\.[0-9]+\.[0-9]+ ]]; then echo "$$v"; \
+             elif [ -n "$$v" ]; then echo "v0.0.0-g$$v"; else echo v0.0.0-dev; fi)
+endif
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Version=$(VERSION) \
            -X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Commit=$(COMMIT)
@@ -11,17 +17,52 @@ CACHE   ?= $(or $(KUBECTL_MCS_CACHE),$(HOME)/.cache/kubectl-mcs)
 # The e2e suite gets a test bed of its own so that it never disturbs the demo's clusters.
 E2E_TESTBED_DIR ?= $(CACHE)/testbed-e2e
 KARMADA_CRDS ?= $(abspath $(CURDIR)/../shared/testdata/karmada-crds)
+# Release archives: one per platform, and the krew manifest dist/mcs.yaml pointing at
+# $(DIST_BASE_URL)/ARCHIVE.
+PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DIST_BASE_URL ?= https://github.com/kubectl-mcs/kubectl-mcs/releases/download/$(VERSION)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+KREW_VERSION  ?= v0.5.0
 
-.PHONY: build test test-unit test-e2e testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e krew-build testbed-build testbed-up testbed-down demo clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-mcs
 
-test: test-unit test-e2e
+# Cross-compiled, static, version-stamped binaries, packed with LICENSE, README.md and
+# kubectl_complete-mcs (hack/dist), and the krew manifest rendered from krew-manifest.yaml.
+dist:
+	rm -rf dist
+	for p in $(PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=; \
+	  if [ "$$os" = windows ]; then ext=.exe; fi; \
+	  echo "dist: building $$os/$$arch $(VERSION)"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' \
+	    -o dist/bin/$${os}_$$arch/kubectl-mcs$$ext ./cmd/kubectl-mcs; \
+	done
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/dist archive -version $(VERSION) \
+	  -platforms "$$(echo $(PLATFORMS) | tr ' ' ,)" -bin-dir dist/bin -out dist
+	rm -rf dist/bin
+	go run ./hack/dist manifest -version $(VERSION) -base-url $(DIST_BASE_URL) -dir dist -o dist/mcs.yaml
+
+test: test-unit test-krew test-e2e
 
 test-unit:
 	go vet ./...
 	go test -count=1 ./...
+
+# krew and validate-krew-manifest, built from the Go module proxy into $(CACHE)/bin/krew-$(KREW_VERSION).
+krew-build:
+	KREW_VERSION=$(KREW_VERSION) KUBECTL_MCS_CACHE=$(CACHE) bash test/krew/build.sh
+
+# The release as a user gets it: validate-krew-manifest on dist/mcs.yaml, then on the same
+# manifest served from 127.0.0.1 with its install check (every platform), kubectl krew install
+# --manifest --archive into a temporary KREW_ROOT, kubectl mcs through kubectl's plugin lookup,
+# completion through kubectl_complete-mcs, uninstall.
+test-krew: dist
+	krew_bin=$$(KREW_VERSION=$(KREW_VERSION) KUBECTL_MCS_CACHE=$(CACHE) bash test/krew/build.sh); \
+	KREW_BIN=$$krew_bin DIST_DIR=$(CURDIR)/dist DIST_VERSION=$(VERSION) \
+	  go test -count=1 -tags krew -timeout 20m -v ./test/krew
 
 testbed-build:
 	bash test/testbed/build.sh
