@@ -100,6 +100,21 @@ func run(t *testing.T, environ []string, name string, args ...string) string {
 	return out
 }
 
+// complete runs a completion request and returns its standard output: the candidates and the
+// directive (cobra's debug lines go to standard error).
+func complete(t *testing.T, environ []string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Env = environ
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s %q: %v\n%s%s", name, args, err, out, stderr.String())
+	}
+	return string(out)
+}
+
 func runErr(environ []string, name string, args ...string) (string, error) {
 	cmd := exec.Command(name, args...)
 	cmd.Env = environ
@@ -329,8 +344,9 @@ current-context: member1
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	userBin := filepath.Join(tmp, "user-bin") // the user's own directory on PATH, for kubectl_complete-mcs
 	environ := []string{
-		"PATH=" + e.path(filepath.Join(root, "bin")),
+		"PATH=" + e.path(filepath.Join(root, "bin"), userBin),
 		"HOME=" + tmp, "KREW_ROOT=" + root, "KREW_NO_UPGRADE_CHECK=1", "KUBECONFIG=" + kubeconfig,
 	}
 	archive := filepath.Join(e.dist, archiveFor(e, runtime.GOOS, runtime.GOARCH))
@@ -349,8 +365,17 @@ current-context: member1
 	if _, err := os.Lstat(filepath.Join(root, "bin", "kubectl-mcs")); err != nil {
 		t.Fatalf("no kubectl-mcs in KREW_ROOT/bin: %v", err)
 	}
-	if out := run(t, environ, e.kubectl, "krew", "list"); !hasLine(out, "mcs") {
-		t.Errorf("kubectl krew list: no mcs:\n%s", out)
+	if _, err := os.Stat(filepath.Join(root, "receipts", "mcs.yaml")); err != nil {
+		t.Errorf("no krew receipt for mcs: %v", err)
+	}
+	// krew's list and uninstall want the plugin index that "kubectl krew update" clones from the
+	// network on a user's machine; an empty local one stands in for it.
+	if err := os.MkdirAll(filepath.Join(root, "index", "default", ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A plugin installed from a manifest belongs to no index: krew lists it as detached/mcs.
+	if out := run(t, environ, e.kubectl, "krew", "list"); !hasLine(out, "detached/mcs") {
+		t.Errorf("kubectl krew list: no detached/mcs:\n%s", out)
 	}
 
 	t.Run("kubectl mcs version", func(t *testing.T) {
@@ -373,20 +398,16 @@ current-context: member1
 	})
 
 	t.Run("completion through kubectl", func(t *testing.T) {
-		// The README's step: kubectl_complete-mcs from the krew store onto PATH.
-		store := filepath.Join(root, "store", "mcs", e.version)
-		script, err := os.ReadFile(filepath.Join(store, "kubectl_complete-mcs"))
-		if err != nil {
-			t.Fatalf("kubectl_complete-mcs not installed by krew: %v", err)
-		}
-		if err := os.WriteFile(filepath.Join(root, "bin", "kubectl_complete-mcs"), script, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		// The README's (and the caveats') step: kubectl_complete-mcs from the krew store into a
+		// directory on PATH. Not krew's bin: krew refuses to run when that holds files but no
+		// receipts.
+		script := filepath.Join(userBin, "kubectl_complete-mcs")
+		run(t, environ, "install", "-D", "-m", "0755", filepath.Join(root, "store", "mcs", e.version, "kubectl_complete-mcs"), script)
 		for _, c := range []struct {
 			args []string // after "kubectl mcs"; the last one is the word to complete
 			want []string
 		}{
-			{[]string{""}, []string{"completion", "expose", "init", "status", "sync", "unexpose", "version"}},
+			{[]string{""}, []string{"completion", "expose", "help", "init", "status", "sync", "unexpose", "version"}},
 			{[]string{"ex"}, []string{"expose"}},
 			{[]string{"expose", "--contexts="}, []string{"karmada-apiserver", "member1", "member2"}},
 			{[]string{"expose", "--contexts=member1,"}, []string{"member1,karmada-apiserver", "member1,member2"}},
@@ -395,12 +416,12 @@ current-context: member1
 			{[]string{"completion", ""}, []string{"bash", "zsh", "fish", "powershell"}},
 		} {
 			// As the shell asks kubectl, which runs kubectl_complete-mcs ARGS...
-			out := run(t, environ, e.kubectl, append([]string{"__complete", "mcs"}, c.args...)...)
+			out := complete(t, environ, e.kubectl, append([]string{"__complete", "mcs"}, c.args...)...)
 			if got := candidates(out); !slices.Equal(got, c.want) {
 				t.Errorf("kubectl __complete mcs %q: got %q, want %q\n%s", c.args, got, c.want, out)
 			}
 			// ... and as kubectl runs the script.
-			out = run(t, environ, filepath.Join(root, "bin", "kubectl_complete-mcs"), c.args...)
+			out = complete(t, environ, script, c.args...)
 			if got := candidates(out); !slices.Equal(got, c.want) {
 				t.Errorf("kubectl_complete-mcs %q: got %q, want %q\n%s", c.args, got, c.want, out)
 			}
@@ -421,18 +442,17 @@ current-context: member1
 	})
 }
 
-// candidates returns the completions of a cobra __complete answer, without descriptions and the
-// directive line; it fails on an answer with no directive.
+// candidates returns the completions of a cobra __complete answer, without descriptions; an
+// answer that does not end with a directive line (":N") gets "<no directive>" appended.
 func candidates(out string) []string {
-	var got []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		if strings.HasPrefix(l, ":") || strings.HasPrefix(l, "Completion ended with directive") {
-			continue
-		}
-		got = append(got, strings.SplitN(l, "\t", 2)[0])
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	last := lines[len(lines)-1]
+	if !strings.HasPrefix(last, ":") {
+		return append(lines, "<no directive>")
 	}
-	if !strings.Contains(out, "\n:") && !strings.HasPrefix(out, ":") {
-		return append(got, "<no directive>")
+	var got []string
+	for _, l := range lines[:len(lines)-1] {
+		got = append(got, strings.SplitN(l, "\t", 2)[0])
 	}
 	return got
 }
