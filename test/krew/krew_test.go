@@ -100,6 +100,20 @@ func run(t *testing.T, environ []string, name string, args ...string) string {
 	return out
 }
 
+// readmeLine returns line, failing the test unless README.md holds it: the commands the test runs
+// are the ones users are told to run.
+func readmeLine(t *testing.T, line string) string {
+	t.Helper()
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), line+"\n") {
+		t.Fatalf("README.md does not say %q", line)
+	}
+	return line
+}
+
 // complete runs a completion request and returns its standard output: the candidates and the
 // directive (cobra's debug lines go to standard error).
 func complete(t *testing.T, environ []string, name string, args ...string) string {
@@ -344,7 +358,7 @@ current-context: member1
 `), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	userBin := filepath.Join(tmp, "user-bin") // the user's own directory on PATH, for kubectl_complete-mcs
+	userBin := filepath.Join(tmp, ".local", "bin") // the user's own directory on PATH
 	environ := []string{
 		"PATH=" + e.path(filepath.Join(root, "bin"), userBin),
 		"HOME=" + tmp, "KREW_ROOT=" + root, "KREW_NO_UPGRADE_CHECK=1", "KUBECONFIG=" + kubeconfig,
@@ -401,8 +415,22 @@ current-context: member1
 		// The README's (and the caveats') step: kubectl_complete-mcs from the krew store into a
 		// directory on PATH. Not krew's bin: krew refuses to run when that holds files but no
 		// receipts.
+		if err := os.MkdirAll(userBin, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		run(t, environ, "sh", "-c", readmeLine(t, `install -m 0755 "${KREW_ROOT:-$HOME/.krew}"/store/mcs/*/kubectl_complete-mcs ~/.local/bin/`))
 		script := filepath.Join(userBin, "kubectl_complete-mcs")
-		run(t, environ, "install", "-D", "-m", "0755", filepath.Join(root, "store", "mcs", e.version, "kubectl_complete-mcs"), script)
+		// The README's script for go install users is the same two lines.
+		goHome := t.TempDir()
+		goEnv := append(slices.Clone(environ), "HOME="+goHome)
+		if err := os.MkdirAll(filepath.Join(goHome, ".local", "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		run(t, goEnv, "sh", "-c", readmeLine(t, `printf '#!/bin/sh\nexec kubectl mcs __complete "$@"\n' > ~/.local/bin/kubectl_complete-mcs`)+
+			" && "+readmeLine(t, "chmod +x ~/.local/bin/kubectl_complete-mcs"))
+		if got := candidates(complete(t, goEnv, filepath.Join(goHome, ".local", "bin", "kubectl_complete-mcs"), "sync", "--contexts=")); !slices.Equal(got, []string{"karmada-apiserver", "member1", "member2"}) {
+			t.Errorf("the README's kubectl_complete-mcs for go install: got %q", got)
+		}
 		for _, c := range []struct {
 			args []string // after "kubectl mcs"; the last one is the word to complete
 			want []string
