@@ -21,10 +21,10 @@ var (
 	long = templates.LongDesc(`
 		Print the shell completion code of kubectl-mcs for bash, zsh, fish or PowerShell.
 
-		"kubectl mcs <TAB>" is completed by kubectl's own completion (kubectl 1.26 or later, loaded
-		with "kubectl completion SHELL"): kubectl runs kubectl_complete-mcs from PATH, a two-line
-		script shipped in the release archives next to kubectl-mcs, which asks the plugin for the
-		candidates. Commands and flags are completed, and so are kubeconfig contexts for --context,
+		The words after "kubectl mcs" are completed by kubectl's own completion (kubectl 1.26 or
+		later, loaded with "kubectl completion SHELL"): kubectl runs kubectl_complete-mcs from
+		PATH, a two-line script shipped in the release archives next to kubectl-mcs, which asks the
+		plugin for the candidates. Commands and flags are completed, and so are kubeconfig contexts for --context,
 		--contexts (after the last comma), --karmada-context and --leader-elect-context, cluster IDs
 		for --providers and --consumers, namespaces for -n, and Services for the SERVICE argument.
 
