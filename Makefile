@@ -2,7 +2,13 @@
 SHELL := /usr/bin/env bash
 .SHELLFLAGS := -eu -o pipefail -c
 
-VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo v0.0.0-dev)
+# krew (and semver) want vMAJOR.MINOR.PATCH: without a tag, git describe gives a bare commit hash,
+# which becomes v0.0.0-g<hash> (the g keeps an all-digit hash a valid pre-release).
+ifndef VERSION
+GIT_DESCRIBE := $(shell git describe --tags --always --dirty 2>/dev/null)
+VERSION := $(shell v='$(GIT_DESCRIBE)'; if [[ $$v =~ ^v[0-9]+\.[0-9]+\.[0-9]+ ]]; then echo "$$v"; \
+             elif [ -n "$$v" ]; then echo "v0.0.0-g$$v"; else echo v0.0.0-dev; fi)
+endif
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
 LDFLAGS := -s -w -X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Version=$(VERSION) \
            -X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Commit=$(COMMIT)
@@ -13,17 +19,54 @@ E2E_TESTBED_DIR ?= $(CACHE)/testbed-e2e
 BENCH_TESTBED_DIR ?= $(CACHE)/testbed-bench
 BENCH_SERVICES ?= 200
 KARMADA_CRDS ?= $(abspath $(CURDIR)/../shared/testdata/karmada-crds)
+# Release archives: one per platform, and the krew manifest dist/mcs.yaml pointing at
+# $(DIST_BASE_URL)/ARCHIVE.
+PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
+DIST_BASE_URL ?= https://github.com/kubectl-mcs/kubectl-mcs/releases/download/$(VERSION)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
+DIST_JOBS     ?= 3
+KREW_VERSION  ?= v0.5.0
 
-.PHONY: build test test-unit test-e2e bench testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e bench krew-build testbed-build testbed-up testbed-down demo clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-mcs
 
-test: test-unit test-e2e
+# Cross-compiled, static, version-stamped binaries, packed with LICENSE, README.md and
+# kubectl_complete-mcs (hack/dist), and the krew manifest rendered from krew-manifest.yaml.
+# The platforms build DIST_JOBS at a time: one build alone leaves a core idle much of the time.
+dist:
+	rm -rf dist
+	$(MAKE) --no-print-directory -j$(DIST_JOBS) VERSION=$(VERSION) $(addprefix dist/bin/,$(subst /,_,$(PLATFORMS)))
+	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/dist archive -version $(VERSION) \
+	  -platforms "$$(echo $(PLATFORMS) | tr ' ' ,)" -bin-dir dist/bin -out dist
+	rm -rf dist/bin
+	go run ./hack/dist manifest -version $(VERSION) -base-url $(DIST_BASE_URL) -dir dist -o dist/mcs.yaml
+
+# One platform's binary: dist/bin/OS_ARCH/kubectl-mcs[.exe].
+dist/bin/%:
+	@echo "dist: building $(subst _,/,$*) $(VERSION)"
+	CGO_ENABLED=0 GOOS=$(firstword $(subst _, ,$*)) GOARCH=$(lastword $(subst _, ,$*)) \
+	  go build -trimpath -ldflags '$(LDFLAGS)' -o $@/kubectl-mcs$(if $(filter windows_%,$*),.exe) ./cmd/kubectl-mcs
+
+test: test-unit test-krew test-e2e
 
 test-unit:
 	go vet ./...
 	go test -count=1 ./...
+
+# krew and validate-krew-manifest, built from the Go module proxy into $(CACHE)/bin/krew-$(KREW_VERSION).
+krew-build:
+	KREW_VERSION=$(KREW_VERSION) KUBECTL_MCS_CACHE=$(CACHE) bash test/krew/build.sh
+
+# The release as a user gets it: validate-krew-manifest on dist/mcs.yaml, then on the same
+# manifest served from 127.0.0.1 with its install check (every platform), kubectl krew install
+# --manifest --archive into a temporary KREW_ROOT, kubectl mcs through kubectl's plugin lookup,
+# completion through kubectl_complete-mcs, uninstall.
+test-krew: dist
+	krew_bin=$$(KREW_VERSION=$(KREW_VERSION) KUBECTL_MCS_CACHE=$(CACHE) bash test/krew/build.sh); \
+	KREW_BIN=$$krew_bin DIST_DIR=$(CURDIR)/dist DIST_VERSION=$(VERSION) \
+	  go test -count=1 -tags krew -timeout 20m -v ./test/krew
 
 testbed-build:
 	bash test/testbed/build.sh

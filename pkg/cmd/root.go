@@ -10,6 +10,7 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/completion"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/status"
@@ -54,6 +55,8 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		synccmd.NewCmdSync(flags, streams),
 		status.NewCmdStatus(flags, streams),
 		version.NewCmdVersion(streams),
+		completion.NewCmdCompletion(streams),
 	)
+	completion.Register(cmd, flags)
 	return cmd
 }
