@@ -48,6 +48,7 @@ type member struct {
 	name       string
 	fast, same kubernetes.Interface
 	dyn        dynamic.Interface
+	raw        rest.Interface // protobuf where offered, for the status floor
 }
 
 type bench struct {
@@ -189,6 +190,13 @@ func (b *bench) connect() error {
 		if m.dyn, err = dynamic.NewForConfig(fast); err != nil {
 			return err
 		}
+		pb := rest.CopyConfig(fast)
+		pb.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+		pc, err := kubernetes.NewForConfig(pb)
+		if err != nil {
+			return err
+		}
+		m.raw = pc.CoreV1().RESTClient()
 		b.members = append(b.members, m)
 	}
 	return nil

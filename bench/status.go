@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
@@ -55,31 +54,28 @@ func (b *bench) statusPhase(ctx context.Context, res *Results, converged func(in
 	return nil
 }
 
-// bareLists lists what status reads (namespaces, Services, EndpointSlices, ServiceExports,
-// ServiceImports) in every cluster concurrently, with a plain client.
+// bareLists is the floor of status -A: the lists it needs (namespaces, Services, EndpointSlices,
+// ServiceExports, ServiceImports) in every cluster at once, as raw responses that nothing decodes,
+// protobuf where the apiserver offers it (built-in kinds), JSON for the CRDs.
 func (b *bench) bareLists(ctx context.Context) (float64, error) {
+	paths := []string{"/api/v1/namespaces", "/api/v1/services", "/apis/discovery.k8s.io/v1/endpointslices",
+		"/apis/" + mcsapi.Group + "/" + mcsapi.V1beta1 + "/" + mcsapi.ServiceExports,
+		"/apis/" + mcsapi.Group + "/" + mcsapi.V1beta1 + "/" + mcsapi.ServiceImports}
 	t0 := time.Now()
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var errs []error
-	list := func(f func() error) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := f(); err != nil {
-				mu.Lock()
-				errs = append(errs, err)
-				mu.Unlock()
-			}
-		}()
-	}
-	o := metav1.ListOptions{}
 	for _, m := range b.members {
-		list(func() error { _, err := m.same.CoreV1().Namespaces().List(ctx, o); return err })
-		list(func() error { _, err := m.same.CoreV1().Services("").List(ctx, o); return err })
-		list(func() error { _, err := m.same.DiscoveryV1().EndpointSlices("").List(ctx, o); return err })
-		for _, r := range []string{mcsapi.ServiceExports, mcsapi.ServiceImports} {
-			list(func() error { _, err := m.dyn.Resource(mcsapi.GVR(mcsapi.V1beta1, r)).List(ctx, o); return err })
+		for _, p := range paths {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if _, err := m.raw.Get().AbsPath(p).DoRaw(ctx); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("%s: %s: %w", m.name, p, err))
+					mu.Unlock()
+				}
+			}()
 		}
 	}
 	wg.Wait()
