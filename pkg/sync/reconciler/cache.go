@@ -14,7 +14,6 @@ import (
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
-	discoverylisters "k8s.io/client-go/listers/discovery/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -30,7 +29,7 @@ type member struct {
 	version string // mcs-api version the cluster serves
 
 	services   corelisters.ServiceLister
-	slices     discoverylisters.EndpointSliceLister
+	slices     cache.Indexer // EndpointSlices, indexed by sliceIndex
 	namespaces corelisters.NamespaceLister
 	exports    cache.GenericLister
 	imports    cache.GenericLister
@@ -59,7 +58,10 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 	nsInf := kf.Core().V1().Namespaces()
 	seInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceExports))
 	siInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceImports))
-	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Lister(), nsInf.Lister()
+	if err := sliceInf.Informer().AddIndexers(cache.Indexers{sliceIndex: sliceKeys}); err != nil {
+		return err
+	}
+	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
 	m.exports, m.imports = seInf.Lister(), siInf.Lister()
 
 	handler := func(keyOf func(obj any) []string) cache.ResourceEventHandler {
@@ -132,6 +134,25 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 	return nil
 }
 
+// sliceIndex finds a service's slices without scanning the namespace: a source slice under
+// "ns/src/SERVICE" (kubernetes.io/service-name), an MCS copy under "ns/mcs/SERVICE".
+const sliceIndex = "service"
+
+func sliceKeys(obj any) ([]string, error) {
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	if n := s.Labels[discoveryv1.LabelServiceName]; n != "" {
+		out = append(out, s.Namespace+"/src/"+n)
+	}
+	if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" {
+		out = append(out, s.Namespace+"/mcs/"+n)
+	}
+	return out, nil
+}
+
 func nameOf(obj any) string {
 	if o, ok := obj.(interface{ GetName() string }); ok {
 		return o.GetName()
@@ -167,12 +188,10 @@ func (m *member) keys() []string {
 			}
 		}
 	}
-	managed := labels.SelectorFromSet(labels.Set{names.EndpointSliceManagedByLabel: names.EndpointSliceManagedByValue})
-	if l, err := m.slices.List(managed); err == nil {
-		for _, s := range l {
-			if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" {
-				add(s.Namespace, n)
-			}
+	for _, o := range m.slices.List() {
+		s := o.(*discoveryv1.EndpointSlice)
+		if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" && s.Labels[names.EndpointSliceManagedByLabel] == names.EndpointSliceManagedByValue {
+			add(s.Namespace, n)
 		}
 	}
 	out := make([]string, 0, len(seen))

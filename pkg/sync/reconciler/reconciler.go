@@ -21,7 +21,6 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
@@ -280,7 +279,6 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 	obs := engine.Observed{Now: metav1.NewTime(r.now()), FieldManager: r.opts.FieldManager}
 	allSynced := len(r.failed) == 0
 	derived := names.DerivedServiceName(name)
-	sources, _ := labels.NewRequirement(discoveryv1.LabelServiceName, selection.In, []string{name, derived})
 	ours := labels.SelectorFromSet(labels.Set{mcsv1beta1.LabelServiceName: name})
 	for _, m := range r.members {
 		m.mu.Lock()
@@ -324,10 +322,10 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 		}
 		cs.Services = overlay(&m.recent, engine.KindService, ns, cs.Services, func(o *corev1.Service) bool { return o.Name == derived })
 		seen := map[string]bool{}
-		for _, sel := range []labels.Selector{labels.NewSelector().Add(*sources), ours} {
-			l, _ := m.slices.EndpointSlices(ns).List(sel)
-			for _, s := range l {
-				if !seen[s.Name] {
+		for _, k := range []string{ns + "/src/" + name, ns + "/src/" + derived, ns + "/mcs/" + name} {
+			l, _ := m.slices.ByIndex(sliceIndex, k)
+			for _, o := range l {
+				if s := o.(*discoveryv1.EndpointSlice); !seen[s.Name] {
 					seen[s.Name] = true
 					cs.EndpointSlices = append(cs.EndpointSlices, s)
 				}
