@@ -211,11 +211,14 @@ type ChangeRow struct {
 	Action  string `json:"action"`
 }
 
+// toChanges lists the writes cluster by cluster, each cluster's in the order they were made (the
+// clusters are written concurrently, so their interleaving says nothing).
 func toChanges(cs []reconciler.Change) []ChangeRow {
 	out := []ChangeRow{}
 	for _, c := range cs {
 		out = append(out, ChangeRow{Cluster: c.Cluster, Kind: c.Kind, Object: c.Namespace + "/" + c.Name, Action: c.Action})
 	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	return out
 }
 
