@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -204,7 +205,7 @@ func (o *Options) watch(ctx context.Context) error {
 	}
 	wg.Wait()
 	for _, w := range ws {
-		go wait(ctx, probeInterval, func() {
+		go wait.UntilWithContext(ctx, func(ctx context.Context) {
 			w.mu.Lock()
 			started := w.started
 			w.mu.Unlock()
@@ -218,7 +219,7 @@ func (o *Options) watch(ctx context.Context) error {
 			if w.probe(ctx) {
 				notify()
 			}
-		})
+		}, probeInterval)
 	}
 	states := map[string]status.ClusterState{}
 	snapshot := func() (runtime.Object, error) {
@@ -243,20 +244,6 @@ func (w *watchedMember) snapshotState() status.ClusterState {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.state
-}
-
-// wait runs f every period until ctx ends.
-func wait(ctx context.Context, period time.Duration, f func()) {
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
-	}
 }
 
 // redraw prints the first snapshot, then a new one after each burst of changes whose document

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/client-go/tools/leaderelection"
@@ -308,26 +309,19 @@ func (o *Options) watch(ctx context.Context) error {
 // reportConflicts prints the conflicts table whenever the set of conflicts changes.
 func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler) {
 	last := "-"
-	t := time.NewTicker(250 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	wait.UntilWithContext(ctx, func(context.Context) {
 		cs := r.Conflicts()
 		var sig strings.Builder
 		for _, c := range cs {
 			fmt.Fprintf(&sig, "%s|%s|%s|%s|%v\n", c.Namespace, c.Service, c.Reason, c.Winner, c.Disagreeing)
 		}
 		if sig.String() == last {
-			continue
+			return
 		}
 		last = sig.String()
 		fmt.Fprintf(o.Out, "--- conflicts at %s\n", time.Now().Format(time.RFC3339))
 		_ = PrintConflicts(o.Out, cs)
-	}
+	}, 250*time.Millisecond)
 }
 
 func serve(ctx context.Context, addr, path string, h http.Handler) error {
