@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -21,6 +22,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
 // member is one cluster's informer caches and health.
@@ -64,7 +66,8 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
 	m.exports, m.imports = seInf.Lister(), siInf.Lister()
 
-	handler := func(keyOf func(obj any) []string) cache.ResourceEventHandler {
+	// kind names the objects in m.recent; "" for those we never write.
+	handler := func(kind string, keyOf func(obj any) []string) cache.ResourceEventHandler {
 		fire := func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
@@ -73,7 +76,16 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 				onChange(k)
 			}
 		}
-		return cache.ResourceEventHandlerFuncs{AddFunc: fire, DeleteFunc: fire, UpdateFunc: func(_, n any) { fire(n) }}
+		gone := func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if o, ok := obj.(metav1.Object); ok && kind != "" {
+				m.recent.gone(kind, o) // before the sync it triggers decides
+			}
+			fire(obj)
+		}
+		return cache.ResourceEventHandlerFuncs{AddFunc: fire, DeleteFunc: gone, UpdateFunc: func(_, n any) { fire(n) }}
 	}
 	byName := func(obj any) []string {
 		o, ok := obj.(interface {
@@ -94,7 +106,7 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 		return err
 	}
 	errs := []error{
-		reg(svcInf.Informer(), handler(func(obj any) []string {
+		reg(svcInf.Informer(), handler(engine.KindService, func(obj any) []string {
 			s, ok := obj.(*corev1.Service)
 			if !ok {
 				return nil
@@ -104,7 +116,7 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 			}
 			return []string{s.Namespace + "/" + s.Name}
 		})),
-		reg(sliceInf.Informer(), handler(func(obj any) []string {
+		reg(sliceInf.Informer(), handler(engine.KindEndpointSlice, func(obj any) []string {
 			s, ok := obj.(*discoveryv1.EndpointSlice)
 			if !ok {
 				return nil
@@ -120,9 +132,9 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 			}
 			return nil
 		})),
-		reg(nsInf.Informer(), handler(func(obj any) []string { return []string{"namespace:" + nameOf(obj)} })),
-		reg(seInf.Informer(), handler(byName)),
-		reg(siInf.Informer(), handler(byName)),
+		reg(nsInf.Informer(), handler("", func(obj any) []string { return []string{"namespace:" + nameOf(obj)} })),
+		reg(seInf.Informer(), handler(engine.KindServiceExportStatus, byName)),
+		reg(siInf.Informer(), handler(engine.KindServiceImport, byName)),
 	}
 	for _, err := range errs {
 		if err != nil {

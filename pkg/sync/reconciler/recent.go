@@ -57,6 +57,17 @@ func (r *recent) deleted(kind string, o metav1.Object) {
 	r.objs[recentKey(kind, o.GetNamespace(), o.GetName())] = written{obj: o, rv: rv(o), kind: kind, ns: o.GetNamespace(), at: time.Now(), deleted: true}
 }
 
+// gone forgets what we remember of an object the informer saw deleted, unless what we remember
+// is a newer object of the same name (a delete and re-create of ours).
+func (r *recent) gone(kind string, o metav1.Object) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := recentKey(kind, o.GetNamespace(), o.GetName())
+	if w, ok := r.objs[k]; ok && w.obj.GetUID() == o.GetUID() {
+		delete(r.objs, k)
+	}
+}
+
 // overlay returns the cached objects of one kind in ns with our newer writes in place of what the
 // cache still lacks. keep selects which remembered creations belong in the result (the same
 // filter the cache lookup used).

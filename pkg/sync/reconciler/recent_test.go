@@ -77,6 +77,22 @@ func TestOverlay(t *testing.T) {
 		t.Error("a tombstone outlives the cached object")
 	}
 
+	// The informer's delete event forgets a creation it never showed, but not a newer object of
+	// the same name.
+	made := svc("d", "30", "10.0.0.4")
+	made.UID = "uid-d"
+	r.wrote("Service", made)
+	old := svc("d", "25", "")
+	old.UID = "uid-old"
+	r.gone("Service", old)
+	if got := render(overlay(&r, "Service", "ns", nil, keep)); !slices.Equal(got, []string{"d@30"}) {
+		t.Fatalf("a delete of an older object hid our new one: %v", got)
+	}
+	r.gone("Service", made)
+	if got := render(overlay(&r, "Service", "ns", nil, keep)); len(got) != 0 {
+		t.Fatalf("deleted before the cache showed it, still shown: %v", got)
+	}
+
 	// Entries expire: a write whose event never came stops masking the cache.
 	r.wrote("Service", svc("c", "20", "10.0.0.3"))
 	e := r.objs[recentKey("Service", "ns", "c")]
