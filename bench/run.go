@@ -35,8 +35,6 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 )
 
-type metav1ListOptions = metav1.ListOptions
-
 const (
 	ns      = "mcs-bench"
 	floorNS = "mcs-bench-floor"
@@ -356,7 +354,9 @@ func (b *bench) startSync() (*exec.Cmd, error) {
 	cmd := exec.Command(b.binary, "--kubeconfig", b.kubeconfig, "sync", "--watch", "-n", ns,
 		"--contexts", strings.Join(b.contexts, ","), "--metrics-bind-address", addr)
 	cmd.Stdout, cmd.Stderr = log, log
-	return cmd, cmd.Start()
+	err = cmd.Start()
+	log.Close() // the child holds its own descriptor
+	return cmd, err
 }
 
 // saveMetrics keeps a scrape for reading the writes by kind and verb.

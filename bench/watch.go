@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
@@ -70,7 +71,7 @@ func configMapToken(o any) []string {
 // watchSlices watches the EndpointSlices kubectl-mcs writes in ns.
 func watchSlices(ctx context.Context, kube kubernetes.Interface, ns string) (*seer, error) {
 	f := informers.NewSharedInformerFactoryWithOptions(kube, 0, informers.WithNamespace(ns),
-		informers.WithTweakListOptions(func(o *metav1ListOptions) { o.LabelSelector = discoveryv1.LabelManagedBy + "=kubectl-mcs" }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = discoveryv1.LabelManagedBy + "=kubectl-mcs" }))
 	inf := f.Discovery().V1().EndpointSlices().Informer()
 	return start(ctx, f, inf, sliceAddresses)
 }

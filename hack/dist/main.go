@@ -34,6 +34,8 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-mcs/kubectl-mcs/internal/krewmanifest"
 )
 
 const (
@@ -241,26 +243,6 @@ func (d *manifestData) SHA256(goos, goarch string) (string, error) {
 	return a.sha256, nil
 }
 
-// plugin is the part of a krew manifest the checks read.
-type plugin struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Spec struct {
-		Version   string `json:"version"`
-		Platforms []struct {
-			Selector struct {
-				MatchLabels map[string]string `json:"matchLabels"`
-			} `json:"selector"`
-			URI    string `json:"uri"`
-			SHA256 string `json:"sha256"`
-			Bin    string `json:"bin"`
-		} `json:"platforms"`
-	} `json:"spec"`
-}
-
 func manifestCmd(args []string) error {
 	fs := flag.NewFlagSet("manifest", flag.ContinueOnError)
 	version := fs.String("version", "", "plugin version, as in the archive names")
@@ -314,7 +296,7 @@ func manifestCmd(args []string) error {
 
 // check verifies the rendered manifest against the archives.
 func check(rendered []byte, data *manifestData, fileName string) error {
-	var p plugin
+	var p krewmanifest.Plugin
 	if err := yaml.Unmarshal(rendered, &p); err != nil {
 		return err
 	}

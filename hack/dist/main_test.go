@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-mcs/kubectl-mcs/internal/krewmanifest"
 )
 
 var allPlatforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"}
@@ -115,7 +117,7 @@ func TestArchiveAndManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var p plugin
+	var p krewmanifest.Plugin
 	if err := yaml.Unmarshal(b, &p); err != nil {
 		t.Fatal(err)
 	}

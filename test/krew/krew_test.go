@@ -33,32 +33,11 @@ import (
 	"time"
 
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-mcs/kubectl-mcs/internal/krewmanifest"
 )
 
 var platforms = []string{"linux/amd64", "linux/arm64", "darwin/amd64", "darwin/arm64", "windows/amd64", "windows/arm64"}
-
-type manifest struct {
-	APIVersion string `json:"apiVersion"`
-	Kind       string `json:"kind"`
-	Metadata   struct {
-		Name string `json:"name"`
-	} `json:"metadata"`
-	Spec struct {
-		Version          string `json:"version"`
-		Homepage         string `json:"homepage"`
-		ShortDescription string `json:"shortDescription"`
-		Description      string `json:"description"`
-		Caveats          string `json:"caveats"`
-		Platforms        []struct {
-			Selector struct {
-				MatchLabels map[string]string `json:"matchLabels"`
-			} `json:"selector"`
-			URI    string `json:"uri"`
-			SHA256 string `json:"sha256"`
-			Bin    string `json:"bin"`
-		} `json:"platforms"`
-	} `json:"spec"`
-}
 
 type env struct {
 	krewBin, dist, version string
@@ -142,13 +121,13 @@ func runErr(environ []string, name string, args ...string) (string, error) {
 	return buf.String(), err
 }
 
-func readManifest(t *testing.T, path string) manifest {
+func readManifest(t *testing.T, path string) krewmanifest.Plugin {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m manifest
+	var m krewmanifest.Plugin
 	if err := yaml.UnmarshalStrict(b, &m); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}

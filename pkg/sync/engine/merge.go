@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 )
 
 // constituent is a valid ServiceExport together with the Service it exports.
@@ -44,13 +46,6 @@ type merged struct {
 }
 
 const defaultAffinityTimeout = int32(10800) // corev1.DefaultClientIPServiceAffinitySeconds
-
-func serviceType(s *corev1.Service) mcsv1beta1.ServiceImportType {
-	if s.Spec.ClusterIP == corev1.ClusterIPNone {
-		return mcsv1beta1.Headless
-	}
-	return mcsv1beta1.ClusterSetIP
-}
 
 func normAffinity(a corev1.ServiceAffinity) corev1.ServiceAffinity {
 	if a == "" {
@@ -142,7 +137,7 @@ type attribute struct {
 
 var attributes = []attribute{
 	{mcsv1beta1.ServiceExportReasonTypeConflict, "type", func(c constituent) (string, bool) {
-		return string(serviceType(c.svc)), true
+		return string(mcsapi.ImportType(c.svc)), true
 	}},
 	{mcsv1beta1.ServiceExportReasonSessionAffinityConflict, "session affinity", func(c constituent) (string, bool) {
 		return string(normAffinity(c.svc.Spec.SessionAffinity)), true
@@ -180,7 +175,7 @@ var attributes = []attribute{
 func mergeConstituents(ns, name string, cons []constituent) merged {
 	w := cons[0]
 	m := merged{
-		typ:            serviceType(w.svc),
+		typ:            mcsapi.ImportType(w.svc),
 		affinity:       normAffinity(w.svc.Spec.SessionAffinity),
 		affinityConfig: w.svc.Spec.SessionAffinityConfig.DeepCopy(),
 		ipFamilies:     append([]corev1.IPFamily(nil), w.svc.Spec.IPFamilies...),

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -57,11 +58,12 @@ type Reconciler struct {
 	queue   workqueue.TypedRateLimitingInterface[string]
 	writes  atomic.Int64
 
-	mu        sync.Mutex
-	conflicts map[string][]engine.Conflict
-	skips     map[string][]string
-	changes   []Change
-	now       func() time.Time
+	mu         sync.Mutex
+	conflicts  map[string][]engine.Conflict
+	nConflicts int // total of conflicts, for the metric without walking them
+	skips      map[string][]string
+	changes    []Change
+	now        func() time.Time
 }
 
 // New prepares a reconciler over the members; unreachable ones are kept as such.
@@ -299,21 +301,17 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 			cs.Namespaces = []string{ns}
 		}
 		named := func(o metav1.Object) bool { return o.GetName() == name }
-		if o, err := m.exports.ByNamespace(ns).Get(name); err == nil {
-			se, err := typed(o.(*unstructured.Unstructured), &mcsv1beta1.ServiceExport{})
-			if err != nil {
-				return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
-			}
-			cs.ServiceExports = append(cs.ServiceExports, se)
+		se, err := cached(m.exports, ns, name, &mcsv1beta1.ServiceExport{})
+		if err != nil {
+			return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
 		}
+		cs.ServiceExports = se
 		cs.ServiceExports = overlay(&m.recent, engine.KindServiceExportStatus, ns, cs.ServiceExports, func(o *mcsv1beta1.ServiceExport) bool { return named(o) })
-		if o, err := m.imports.ByNamespace(ns).Get(name); err == nil {
-			si, err := typed(o.(*unstructured.Unstructured), &mcsv1beta1.ServiceImport{})
-			if err != nil {
-				return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
-			}
-			cs.ServiceImports = append(cs.ServiceImports, si)
+		si, err := cached(m.imports, ns, name, &mcsv1beta1.ServiceImport{})
+		if err != nil {
+			return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
 		}
+		cs.ServiceImports = si
 		cs.ServiceImports = overlay(&m.recent, engine.KindServiceImport, ns, cs.ServiceImports, func(o *mcsv1beta1.ServiceImport) bool { return named(o) })
 		for _, n := range []string{name, derived} {
 			if s, err := m.services.Services(ns).Get(n); err == nil {
@@ -337,6 +335,22 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 		obs.Clusters = append(obs.Clusters, cs)
 	}
 	return obs, allSynced, nil
+}
+
+// cached is the object ns/name of a dynamic informer's cache, decoded into T: none or one.
+func cached[T any](l cache.GenericLister, ns, name string, into *T) ([]*T, error) {
+	o, err := l.ByNamespace(ns).Get(name)
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	t, err := typed(o.(*unstructured.Unstructured), into)
+	if err != nil {
+		return nil, err
+	}
+	return []*T{t}, nil
 }
 
 // syncKey decides and applies one service.
@@ -377,7 +391,6 @@ func (r *Reconciler) syncKey(ctx context.Context, key string) error {
 	}
 	if m := r.opts.Metrics; m != nil {
 		m.SyncLatency.Observe(time.Since(start).Seconds())
-		m.Conflicts.Set(float64(len(r.Conflicts())))
 	}
 	if len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
@@ -394,10 +407,14 @@ var (
 func (r *Reconciler) record(key string, want engine.Desired) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	r.nConflicts += len(want.Conflicts) - len(r.conflicts[key])
 	if len(want.Conflicts) > 0 {
 		r.conflicts[key] = want.Conflicts
 	} else {
 		delete(r.conflicts, key)
+	}
+	if m := r.opts.Metrics; m != nil {
+		m.Conflicts.Set(float64(r.nConflicts))
 	}
 	var skips []string
 	for id, cd := range want.Clusters {
