@@ -39,7 +39,7 @@ func TestListAllPagesAndRestartsOnExpiredToken(t *testing.T) {
 }
 
 func TestPrintFlags(t *testing.T) {
-	for format, wantPrinter := range map[string]bool{"": false, "wide": false, "json": true, "yaml": true, "jsonpath={.items}": true, "go-template={{.kind}}": true} {
+	for format, wantPrinter := range map[string]bool{"": false, "wide": false, "json": true, "yaml": true, "jsonpath={.items}": true, "jsonpath-as-json={.items}": true} {
 		f := NewPrintFlags()
 		*f.OutputFormat = format
 		p, err := f.ToPrinter()
@@ -51,6 +51,10 @@ func TestPrintFlags(t *testing.T) {
 	*f.OutputFormat = "name"
 	if _, err := f.ToPrinter(); err == nil || !strings.Contains(err.Error(), "wide, json, yaml") {
 		t.Errorf("-o name: %v", err)
+	}
+	*f.OutputFormat = "go-template={{.kind}}"
+	if _, err := f.ToPrinter(); err == nil || !strings.Contains(err.Error(), "go-template is not supported: use jsonpath") {
+		t.Errorf("-o go-template: %v", err)
 	}
 }
 
