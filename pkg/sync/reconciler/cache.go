@@ -8,9 +8,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
@@ -33,10 +33,12 @@ type member struct {
 	services   corelisters.ServiceLister
 	slices     cache.Indexer // EndpointSlices, indexed by sliceIndex
 	namespaces corelisters.NamespaceLister
-	exports    cache.GenericLister
-	imports    cache.GenericLister
-	hasSynced  []cache.InformerSynced
-	recent     recent // our writes the informers have not shown yet
+	// The dynamic informers' stores, holding typed objects (see decodeAs): not read through a
+	// dynamic lister, which expects unstructured ones.
+	exports   cache.Indexer
+	imports   cache.Indexer
+	hasSynced []cache.InformerSynced
+	recent    recent // our writes the informers have not shown yet
 
 	mu          sync.Mutex
 	synced      bool
@@ -63,8 +65,15 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 	if err := sliceInf.Informer().AddIndexers(cache.Indexers{sliceIndex: sliceKeys}); err != nil {
 		return err
 	}
+	// Decoded once as they arrive rather than on every sync round that reads them.
+	if err := seInf.Informer().SetTransform(decodeAs[mcsv1beta1.ServiceExport]); err != nil {
+		return err
+	}
+	if err := siInf.Informer().SetTransform(decodeAs[mcsv1beta1.ServiceImport]); err != nil {
+		return err
+	}
 	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
-	m.exports, m.imports = seInf.Lister(), siInf.Lister()
+	m.exports, m.imports = seInf.Informer().GetIndexer(), siInf.Informer().GetIndexer()
 
 	// kind names the objects in m.recent; "" for those we never write.
 	handler := func(kind string, keyOf func(obj any) []string) cache.ResourceEventHandler {
@@ -186,18 +195,14 @@ func (m *member) cachesSynced() bool {
 func (m *member) keys() []string {
 	seen := map[string]bool{}
 	add := func(ns, n string) { seen[ns+"/"+n] = true }
-	if l, err := m.exports.List(labels.Everything()); err == nil {
-		for _, o := range l {
-			u := o.(*unstructured.Unstructured)
-			add(u.GetNamespace(), u.GetName())
+	for _, o := range m.exports.List() {
+		if a, err := meta.Accessor(o); err == nil {
+			add(a.GetNamespace(), a.GetName())
 		}
 	}
-	if l, err := m.imports.List(labels.Everything()); err == nil {
-		for _, o := range l {
-			u := o.(*unstructured.Unstructured)
-			if names.IsManaged(u.GetLabels()) {
-				add(u.GetNamespace(), u.GetName())
-			}
+	for _, o := range m.imports.List() {
+		if a, err := meta.Accessor(o); err == nil && names.IsManaged(a.GetLabels()) {
+			add(a.GetNamespace(), a.GetName())
 		}
 	}
 	for _, o := range m.slices.List() {
@@ -218,4 +223,19 @@ func typed[T any](u *unstructured.Unstructured, into *T) (*T, error) {
 		return nil, fmt.Errorf("decoding %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
 	}
 	return into, nil
+}
+
+// decodeAs is a dynamic informer's transform into *T. An object that does not decode stays
+// unstructured, so that the sync of that one service reports it (see cached) instead of the
+// whole informer failing on it.
+func decodeAs[T any](obj any) (any, error) {
+	u, ok := obj.(*unstructured.Unstructured)
+	if !ok {
+		return obj, nil // a tombstone, or already decoded
+	}
+	t, err := typed(u, new(T))
+	if err != nil {
+		return obj, nil
+	}
+	return t, nil
 }

@@ -301,13 +301,13 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 			cs.Namespaces = []string{ns}
 		}
 		named := func(o metav1.Object) bool { return o.GetName() == name }
-		se, err := cached(m.exports, ns, name, &mcsv1beta1.ServiceExport{})
+		se, err := cached[mcsv1beta1.ServiceExport](m.exports, ns, name)
 		if err != nil {
 			return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
 		}
 		cs.ServiceExports = se
 		cs.ServiceExports = overlay(&m.recent, engine.KindServiceExportStatus, ns, cs.ServiceExports, func(o *mcsv1beta1.ServiceExport) bool { return named(o) })
-		si, err := cached(m.imports, ns, name, &mcsv1beta1.ServiceImport{})
+		si, err := cached[mcsv1beta1.ServiceImport](m.imports, ns, name)
 		if err != nil {
 			return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
 		}
@@ -337,16 +337,21 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 	return obs, allSynced, nil
 }
 
-// cached is the object ns/name of a dynamic informer's cache, decoded into T: none or one.
-func cached[T any](l cache.GenericLister, ns, name string, into *T) ([]*T, error) {
-	o, err := l.ByNamespace(ns).Get(name)
-	if apierrors.IsNotFound(err) {
-		return nil, nil
-	}
-	if err != nil {
+// cached is the object ns/name of a dynamic informer's cache as a *T (see decodeAs): none or
+// one. Callers must not modify it: it is the cache's own.
+func cached[T any](store cache.Indexer, ns, name string) ([]*T, error) {
+	o, exists, err := store.GetByKey(ns + "/" + name)
+	if err != nil || !exists {
 		return nil, err
 	}
-	t, err := typed(o.(*unstructured.Unstructured), into)
+	if t, ok := any(o).(*T); ok {
+		return []*T{t}, nil
+	}
+	u, ok := o.(*unstructured.Unstructured)
+	if !ok {
+		return nil, fmt.Errorf("%s/%s: unexpected %T in the cache", ns, name, o)
+	}
+	t, err := typed(u, new(T)) // it did not decode when it arrived: say why
 	if err != nil {
 		return nil, err
 	}
