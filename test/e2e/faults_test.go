@@ -6,6 +6,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -17,7 +18,8 @@ import (
 func testbed(t *testing.T, verb, name string) {
 	t.Helper()
 	cmd := exec.Command("bash", "../testbed/testbed.sh", verb, name)
-	cmd.Env = os.Environ()
+	// The test bed whose kubeconfig the suite uses, whatever TESTBED_DIR says.
+	cmd.Env = append(os.Environ(), "TESTBED_DIR="+filepath.Dir(kubeconfig))
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testbed %s %s: %v\n%s", verb, name, err, out)
 	}

@@ -103,6 +103,8 @@ case "$cmd" in
     bins >/dev/null
     for n in "$@"; do
       cfg="$TESTBED_DIR/$n.kubeconfig"
+      # Without this, stopping a cluster of another test bed would look like success.
+      [ -f "$cfg" ] || { echo "testbed: no cluster $n in $TESTBED_DIR" >&2; exit 1; }
       for attempt in 1 2 3; do
         "$KWOKCTL" "$cmd" cluster --name "$n" >"$TESTBED_DIR/$n.log" 2>&1 || true
         ok=
@@ -118,7 +120,7 @@ case "$cmd" in
         [ "$cmd" = start ] && "$KWOKCTL" stop cluster --name "$n" >/dev/null 2>&1 || true
       done
       [ -n "$ok" ] || { cat "$TESTBED_DIR/$n.log" >&2; echo "testbed: $cmd $n failed" >&2; exit 1; }
-      echo "testbed: $n ${cmd}ped" | sed 's/stopped/stopped/;s/startped/started/' >&2
+      if [ "$cmd" = stop ]; then echo "testbed: $n stopped" >&2; else echo "testbed: $n started" >&2; fi
     done
     ;;
   env)
