@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -22,6 +21,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
@@ -51,8 +51,8 @@ type watchedMember struct {
 	services   corelisters.ServiceLister
 	slices     discoverylisters.EndpointSliceLister
 	namespaces corelisters.NamespaceLister
-	exports    cache.GenericLister
-	imports    cache.GenericLister
+	exports    cache.Store // typed by decode.Transform
+	imports    cache.Store
 }
 
 // start runs the member's informers and waits for their first list. Every event calls notify.
@@ -93,6 +93,12 @@ func (w *watchedMember) startInformers(ctx context.Context, notify func()) (stat
 		DeleteFunc: func(any) { notify() },
 	}
 	var synced []cache.InformerSynced
+	// Decoded once as they arrive, not on every redraw.
+	if err := errors.Join(se.Informer().SetTransform(decode.Transform[mcsv1beta1.ServiceExport]),
+		si.Informer().SetTransform(decode.Transform[mcsv1beta1.ServiceImport])); err != nil {
+		cancel()
+		return status.ClusterError, err.Error()
+	}
 	for _, inf := range []cache.SharedIndexInformer{svc.Informer(), sl.Informer(), nsi.Informer(), se.Informer(), si.Informer()} {
 		// Watch errors of an unreachable member are what the probe reports; keep them quiet.
 		_ = inf.SetWatchErrorHandler(func(*cache.Reflector, error) {})
@@ -113,7 +119,7 @@ func (w *watchedMember) startInformers(ctx context.Context, notify func()) (stat
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.services, w.slices, w.namespaces = svc.Lister(), sl.Lister(), nsi.Lister()
-	w.exports, w.imports = se.Lister(), si.Lister()
+	w.exports, w.imports = se.Informer().GetStore(), si.Informer().GetStore()
 	w.version, w.started = v, true
 	w.stop = cancel // the informers run until --watch ends
 	return status.ClusterReachable, ""
@@ -156,28 +162,9 @@ func (w *watchedMember) snapshot() status.Cluster {
 	for _, n := range nss {
 		c.Namespaces = append(c.Namespaces, n.Name)
 	}
-	if l, err := w.exports.List(labels.Everything()); err == nil {
-		c.ServiceExports = fromUnstructured(l, func() *mcsv1beta1.ServiceExport { return &mcsv1beta1.ServiceExport{} })
-	}
-	if l, err := w.imports.List(labels.Everything()); err == nil {
-		c.ServiceImports = fromUnstructured(l, func() *mcsv1beta1.ServiceImport { return &mcsv1beta1.ServiceImport{} })
-	}
+	c.ServiceExports = decode.List[mcsv1beta1.ServiceExport](w.exports)
+	c.ServiceImports = decode.List[mcsv1beta1.ServiceImport](w.imports)
 	return c
-}
-
-func fromUnstructured[T any](objs []runtime.Object, newT func() *T) []*T {
-	out := make([]*T, 0, len(objs))
-	for _, o := range objs {
-		u, ok := o.(*unstructured.Unstructured)
-		if !ok {
-			continue
-		}
-		t := newT()
-		if runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, t) == nil {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // watch keeps one informer set per member and redraws whenever anything changes.

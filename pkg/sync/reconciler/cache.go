@@ -2,7 +2,6 @@ package reconciler
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"time"
 
@@ -10,8 +9,6 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -20,6 +17,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
@@ -33,8 +31,8 @@ type member struct {
 	services   corelisters.ServiceLister
 	slices     cache.Indexer // EndpointSlices, indexed by sliceIndex
 	namespaces corelisters.NamespaceLister
-	// The dynamic informers' stores, holding typed objects (see decodeAs): not read through a
-	// dynamic lister, which expects unstructured ones.
+	// The dynamic informers' stores, holding typed objects (decode.Transform): not read through
+	// a dynamic lister, which expects unstructured ones.
 	exports   cache.Indexer
 	imports   cache.Indexer
 	hasSynced []cache.InformerSynced
@@ -66,10 +64,10 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 		return err
 	}
 	// Decoded once as they arrive rather than on every sync round that reads them.
-	if err := seInf.Informer().SetTransform(decodeAs[mcsv1beta1.ServiceExport]); err != nil {
+	if err := seInf.Informer().SetTransform(decode.Transform[mcsv1beta1.ServiceExport]); err != nil {
 		return err
 	}
-	if err := siInf.Informer().SetTransform(decodeAs[mcsv1beta1.ServiceImport]); err != nil {
+	if err := siInf.Informer().SetTransform(decode.Transform[mcsv1beta1.ServiceImport]); err != nil {
 		return err
 	}
 	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
@@ -216,26 +214,4 @@ func (m *member) keys() []string {
 		out = append(out, k)
 	}
 	return out
-}
-
-func typed[T any](u *unstructured.Unstructured, into *T) (*T, error) {
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into); err != nil {
-		return nil, fmt.Errorf("decoding %s %s/%s: %w", u.GetKind(), u.GetNamespace(), u.GetName(), err)
-	}
-	return into, nil
-}
-
-// decodeAs is a dynamic informer's transform into *T. An object that does not decode stays
-// unstructured, so that the sync of that one service reports it (see cached) instead of the
-// whole informer failing on it.
-func decodeAs[T any](obj any) (any, error) {
-	u, ok := obj.(*unstructured.Unstructured)
-	if !ok {
-		return obj, nil // a tombstone, or already decoded
-	}
-	t, err := typed(u, new(T))
-	if err != nil {
-		return obj, nil
-	}
-	return t, nil
 }

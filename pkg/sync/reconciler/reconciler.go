@@ -29,6 +29,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
@@ -337,22 +338,10 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 	return obs, allSynced, nil
 }
 
-// cached is the object ns/name of a dynamic informer's cache as a *T (see decodeAs): none or
-// one. Callers must not modify it: it is the cache's own.
-func cached[T any](store cache.Indexer, ns, name string) ([]*T, error) {
-	o, exists, err := store.GetByKey(ns + "/" + name)
-	if err != nil || !exists {
-		return nil, err
-	}
-	if t, ok := any(o).(*T); ok {
-		return []*T{t}, nil
-	}
-	u, ok := o.(*unstructured.Unstructured)
-	if !ok {
-		return nil, fmt.Errorf("%s/%s: unexpected %T in the cache", ns, name, o)
-	}
-	t, err := typed(u, new(T)) // it did not decode when it arrived: say why
-	if err != nil {
+// cached is the object ns/name of a dynamic informer's store as a *T: none or one.
+func cached[T any](store cache.Store, ns, name string) ([]*T, error) {
+	t, err := decode.Cached[T](store, ns+"/"+name)
+	if t == nil {
 		return nil, err
 	}
 	return []*T{t}, nil
@@ -550,15 +539,26 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 func typedAs(kind string, u *unstructured.Unstructured) (metav1.Object, error) {
 	switch kind {
 	case engine.KindServiceImport:
-		return typed(u, &mcsv1beta1.ServiceImport{})
+		return asObject(decode.Unstructured[mcsv1beta1.ServiceImport](u))
 	case engine.KindService:
-		return typed(u, &corev1.Service{})
+		return asObject(decode.Unstructured[corev1.Service](u))
 	case engine.KindEndpointSlice:
-		return typed(u, &discoveryv1.EndpointSlice{})
+		return asObject(decode.Unstructured[discoveryv1.EndpointSlice](u))
 	case engine.KindServiceExportStatus:
-		return typed(u, &mcsv1beta1.ServiceExport{})
+		return asObject(decode.Unstructured[mcsv1beta1.ServiceExport](u))
 	}
 	return nil, fmt.Errorf("unknown kind %s", kind)
+}
+
+// asObject keeps a failed decode's nil pointer out of the interface.
+func asObject[T any, PT interface {
+	*T
+	metav1.Object
+}](o PT, err error) (metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
 }
 
 // observedObject is the object a delete action removes, as observed.

@@ -1,4 +1,4 @@
-package reconciler
+package decode
 
 import (
 	"strings"
@@ -17,15 +17,15 @@ func serviceImport(name string, spec map[string]any) *unstructured.Unstructured 
 	}}
 }
 
-// The informer's store holds what decodeAs made of each object; cached reads it back typed, and
-// reports, for that object alone, one that did not decode.
-func TestDecodeAsAndCached(t *testing.T) {
+// The store holds what Transform made of each object; Cached and List read it back typed, and
+// Cached reports, for that object alone, one that did not decode.
+func TestTransformCachedList(t *testing.T) {
 	store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
 	add := func(u *unstructured.Unstructured) {
 		t.Helper()
-		o, err := decodeAs[mcsv1beta1.ServiceImport](u)
+		o, err := Transform[mcsv1beta1.ServiceImport](u)
 		if err != nil {
-			t.Fatalf("decodeAs %s: %v", u.GetName(), err)
+			t.Fatalf("Transform %s: %v", u.GetName(), err)
 		}
 		if err := store.Add(o); err != nil {
 			t.Fatal(err)
@@ -35,27 +35,28 @@ func TestDecodeAsAndCached(t *testing.T) {
 		"ports": []any{map[string]any{"name": "http", "port": int64(80), "protocol": "TCP"}}}))
 	add(serviceImport("bad", map[string]any{"ports": "not a list"}))
 
-	got, err := cached[mcsv1beta1.ServiceImport](store, "ns", "good")
-	if err != nil || len(got) != 1 {
-		t.Fatalf("good: %v, %v", got, err)
+	si, err := Cached[mcsv1beta1.ServiceImport](store, "ns/good")
+	if err != nil || si == nil {
+		t.Fatalf("good: %v, %v", si, err)
 	}
-	si := got[0]
 	if si.Spec.Type != mcsv1beta1.ClusterSetIP || len(si.Spec.IPs) != 1 || si.Spec.Ports[0].Port != 80 || si.ResourceVersion != "7" {
 		t.Errorf("good decoded as %+v", si)
 	}
-	if again, _ := cached[mcsv1beta1.ServiceImport](store, "ns", "good"); again[0] != si {
+	if again, _ := Cached[mcsv1beta1.ServiceImport](store, "ns/good"); again != si {
 		t.Error("good decoded again on the second read: the store should hold the typed object")
 	}
-
-	if _, err := cached[mcsv1beta1.ServiceImport](store, "ns", "bad"); err == nil || !strings.Contains(err.Error(), "ns/bad") {
-		t.Errorf("bad: err %v, want a decoding error naming ns/bad", err)
+	if _, err := Cached[mcsv1beta1.ServiceImport](store, "ns/bad"); err == nil || !strings.Contains(err.Error(), "ServiceImport ns/bad") {
+		t.Errorf("bad: err %v, want a decoding error naming ServiceImport ns/bad", err)
 	}
-	if got, err := cached[mcsv1beta1.ServiceImport](store, "ns", "absent"); err != nil || got != nil {
+	if got, err := Cached[mcsv1beta1.ServiceImport](store, "ns/absent"); err != nil || got != nil {
 		t.Errorf("absent: %v, %v", got, err)
+	}
+	if l := List[mcsv1beta1.ServiceImport](store); len(l) != 1 || l[0] != si {
+		t.Errorf("List: %v, want only good", l)
 	}
 
 	tomb := cache.DeletedFinalStateUnknown{Key: "ns/x"}
-	if o, err := decodeAs[mcsv1beta1.ServiceImport](tomb); err != nil || o != any(tomb) {
+	if o, err := Transform[mcsv1beta1.ServiceImport](tomb); err != nil || o != any(tomb) {
 		t.Errorf("tombstone: %v, %v", o, err)
 	}
 }
