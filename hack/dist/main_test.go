@@ -1,12 +1,10 @@
 package main
 
 import (
-	"archive/tar"
-	"archive/zip"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
-	"io"
+	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +13,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-mcs/kubectl-mcs/internal/archives"
 	"github.com/kubectl-mcs/kubectl-mcs/internal/krewmanifest"
 )
 
@@ -41,31 +40,6 @@ func fakeBins(t *testing.T, platforms []string) string {
 	return dir
 }
 
-func tarEntries(t *testing.T, path string) map[string]int64 {
-	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]int64{}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return out
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		out[h.Name] = h.Mode
-	}
-}
-
 func TestArchiveAndManifest(t *testing.T) {
 	const version = "v1.2.3-rc.1"
 	bins := fakeBins(t, allPlatforms)
@@ -85,8 +59,15 @@ func TestArchiveAndManifest(t *testing.T) {
 		t.Error("archives are not reproducible")
 	}
 
-	got := tarEntries(t, filepath.Join(out, archiveName(version, "darwin", "arm64")))
-	want := map[string]int64{binName: 0o755, completionName: 0o755, "LICENSE": 0o644, "README.md": 0o644}
+	entries, err := archives.Entries(filepath.Join(out, archiveName(version, "darwin", "arm64")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]fs.FileMode{}
+	for name, fi := range entries {
+		got[name] = fi.Mode()
+	}
+	want := map[string]fs.FileMode{binName: 0o755, completionName: 0o755, "LICENSE": 0o644, "README.md": 0o644}
 	if len(got) != len(want) {
 		t.Errorf("darwin/arm64 archive: %v, want %v", got, want)
 	}
@@ -95,16 +76,11 @@ func TestArchiveAndManifest(t *testing.T) {
 			t.Errorf("darwin/arm64 archive: %s mode %o, want %o (%v)", name, got[name], mode, got)
 		}
 	}
-	zr, err := zip.OpenReader(filepath.Join(out, archiveName(version, "windows", "amd64")))
+	zipped, err := archives.Entries(filepath.Join(out, archiveName(version, "windows", "amd64")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var names []string
-	for _, f := range zr.File {
-		names = append(names, f.Name)
-	}
-	zr.Close()
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(zipped))
 	if !slices.Equal(names, []string{"LICENSE", "README.md", binName + ".exe", completionName + ".cmd"}) {
 		t.Errorf("windows/amd64 archive: %v", names)
 	}

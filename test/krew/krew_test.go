@@ -11,15 +11,10 @@
 package krew
 
 import (
-	"archive/tar"
-	"archive/zip"
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
-	"io/fs"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -35,6 +30,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-mcs/kubectl-mcs/internal/archives"
 	"github.com/kubectl-mcs/kubectl-mcs/internal/krewmanifest"
 )
 
@@ -146,43 +142,6 @@ func archiveFor(e env, goos, goarch string) string {
 	return "kubectl-mcs_" + e.version + "_" + goos + "_" + goarch + ext
 }
 
-// archiveEntries lists the files of an archive.
-func archiveEntries(t *testing.T, path string) map[string]fs.FileInfo {
-	t.Helper()
-	entries := map[string]fs.FileInfo{}
-	if strings.HasSuffix(path, ".zip") {
-		zr, err := zip.OpenReader(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer zr.Close()
-		for _, f := range zr.File {
-			entries[f.Name] = f.FileInfo()
-		}
-		return entries
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return entries
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", path, err)
-		}
-		entries[h.Name] = h.FileInfo()
-	}
-}
-
 func sha256File(t *testing.T, path string) string {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -228,7 +187,10 @@ func TestDistManifest(t *testing.T) {
 		if p.Bin != bin {
 			t.Errorf("%s/%s: bin %q, want %q", goos, goarch, p.Bin, bin)
 		}
-		entries := archiveEntries(t, filepath.Join(e.dist, name))
+		entries, err := archives.Entries(filepath.Join(e.dist, name))
+		if err != nil {
+			t.Fatal(err)
+		}
 		for _, f := range []string{bin, script, "LICENSE", "README.md"} {
 			if _, ok := entries[f]; !ok {
 				t.Errorf("%s: no %s in %v", name, f, entries)

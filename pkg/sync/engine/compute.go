@@ -75,17 +75,8 @@ func indexClusters(obs Observed) []*clusterIndex {
 	return out
 }
 
-// Compute merges the observed clusters into the desired state. It is deterministic: the order of
-// clusters and of objects within them does not change the result.
-func Compute(obs Observed) Desired {
-	idx := indexClusters(obs)
-	d := Desired{Clusters: map[string]*ClusterDesired{}}
-	for _, ci := range idx {
-		if ci.Reachable {
-			d.Clusters[ci.ID] = &ClusterDesired{ExportConditions: map[key][]metav1.Condition{}}
-		}
-	}
-
+// exportedKeys are the services some cluster exports, sorted by namespace then name.
+func exportedKeys(idx []*clusterIndex) []key {
 	keySet := map[key]bool{}
 	for _, ci := range idx {
 		for k := range ci.exports {
@@ -102,8 +93,21 @@ func Compute(obs Observed) Desired {
 		}
 		return keys[i].Name < keys[j].Name
 	})
+	return keys
+}
 
-	for _, k := range keys {
+// Compute merges the observed clusters into the desired state. It is deterministic: the order of
+// clusters and of objects within them does not change the result.
+func Compute(obs Observed) Desired {
+	idx := indexClusters(obs)
+	d := Desired{Clusters: map[string]*ClusterDesired{}}
+	for _, ci := range idx {
+		if ci.Reachable {
+			d.Clusters[ci.ID] = &ClusterDesired{ExportConditions: map[key][]metav1.Condition{}}
+		}
+	}
+
+	for _, k := range exportedKeys(idx) {
 		computeService(obs.Now, idx, &d, k)
 	}
 

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"fmt"
-	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -40,14 +39,9 @@ type InvalidExport struct {
 // cluster in obs is a source, exactly as in Compute.
 func Summarize(obs Observed) []Summary {
 	idx := indexClusters(obs)
-	keySet := map[key]bool{}
-	for _, ci := range idx {
-		for k := range ci.exports {
-			keySet[k] = true
-		}
-	}
-	out := make([]Summary, 0, len(keySet))
-	for k := range keySet {
+	keys := exportedKeys(idx)
+	out := make([]Summary, 0, len(keys))
+	for _, k := range keys {
 		s := Summary{Namespace: k.Namespace, Name: k.Name}
 		var cons []constituent
 		for _, ci := range idx {
@@ -71,12 +65,6 @@ func Summarize(obs Observed) []Summary {
 		}
 		out = append(out, s)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Namespace != out[j].Namespace {
-			return out[i].Namespace < out[j].Namespace
-		}
-		return out[i].Name < out[j].Name
-	})
 	return out
 }
 

@@ -189,21 +189,33 @@ func (m *member) cachesSynced() bool {
 }
 
 // keys lists every service this cluster's caches say needs a decision: exported ones and those
-// that still have objects of ours.
-func (m *member) keys() []string {
+// that still have objects of ours; in namespace ns, or in all of them when ns is "".
+func (m *member) keys(ns string) []string {
 	seen := map[string]bool{}
-	add := func(ns, n string) { seen[ns+"/"+n] = true }
-	for _, o := range m.exports.List() {
+	add := func(objNS, n string) {
+		if ns == "" || objNS == ns {
+			seen[objNS+"/"+n] = true
+		}
+	}
+	in := func(store cache.Indexer) []any {
+		if ns != "" {
+			if l, err := store.ByIndex(cache.NamespaceIndex, ns); err == nil {
+				return l
+			}
+		}
+		return store.List()
+	}
+	for _, o := range in(m.exports) {
 		if a, err := meta.Accessor(o); err == nil {
 			add(a.GetNamespace(), a.GetName())
 		}
 	}
-	for _, o := range m.imports.List() {
+	for _, o := range in(m.imports) {
 		if a, err := meta.Accessor(o); err == nil && names.IsManaged(a.GetLabels()) {
 			add(a.GetNamespace(), a.GetName())
 		}
 	}
-	for _, o := range m.slices.List() {
+	for _, o := range in(m.slices) {
 		s := o.(*discoveryv1.EndpointSlice)
 		if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" && s.Labels[names.EndpointSliceManagedByLabel] == names.EndpointSliceManagedByValue {
 			add(s.Namespace, n)

@@ -142,24 +142,26 @@ func (r *Reconciler) Unreachable() map[string]string {
 
 func (r *Reconciler) enqueue(key string) {
 	if ns, ok := strings.CutPrefix(key, "namespace:"); ok {
-		// A namespace appeared or went: every service in it may import there now.
-		for _, k := range r.allKeys() {
-			if strings.HasPrefix(k, ns+"/") {
-				r.queue.Add(k)
-			}
+		// A namespace appeared or went: every service in it may import there now. Found by
+		// namespace index: at start-up every namespace arrives as an event.
+		for _, k := range r.keysIn(ns) {
+			r.queue.Add(k)
 		}
 		return
 	}
 	r.queue.Add(key)
 }
 
-func (r *Reconciler) allKeys() []string {
+func (r *Reconciler) allKeys() []string { return r.keysIn("") }
+
+// keysIn is every service key that some member knows in namespace ns ("": all), sorted.
+func (r *Reconciler) keysIn(ns string) []string {
 	seen := map[string]bool{}
 	for _, m := range r.members {
 		if m.exports == nil {
 			continue
 		}
-		for _, k := range m.keys() {
+		for _, k := range m.keys(ns) {
 			seen[k] = true
 		}
 	}
