@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
@@ -161,16 +162,11 @@ func karmadaObject(u *unstructured.Unstructured, policies []*unstructured.Unstru
 	if exports != nil { // a ServiceImport
 		s.Type, _, _ = unstructured.NestedString(u.Object, "spec", "type")
 		s.Ports = []Port{}
-		ports, _, _ := unstructured.NestedSlice(u.Object, "spec", "ports")
-		for _, p := range ports {
-			m, _ := p.(map[string]any)
-			name, _, _ := unstructured.NestedString(m, "name")
-			proto, _, _ := unstructured.NestedString(m, "protocol")
-			num, _, _ := unstructured.NestedInt64(m, "port")
-			if proto == "" {
-				proto = "TCP"
+		var spec mcsv1beta1.ServiceImportSpec
+		if m, ok, _ := unstructured.NestedMap(u.Object, "spec"); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &spec) == nil {
+			for _, p := range spec.Ports {
+				s.Ports = append(s.Ports, toPort(p))
 			}
-			s.Ports = append(s.Ports, Port{Name: name, Protocol: proto, Port: int32(num)})
 		}
 	}
 	if c := conditionsOf(u); len(c) > 0 {

@@ -132,6 +132,9 @@ func TestBuildKarmada(t *testing.T) {
 		!reflect.DeepEqual(si[1].Policies, []string{"clusterpropagationpolicy/everywhere", "imports"}) || si[1].Type != "ClusterSetIP" {
 		t.Errorf("serve import %+v", si[1])
 	}
+	if !reflect.DeepEqual(si[1].Ports, []Port{{Protocol: "TCP", Port: 80}}) {
+		t.Errorf("serve import ports %+v, want 80/TCP (protocol defaulted)", si[1].Ports)
+	}
 }
 
 func TestPrintKarmada(t *testing.T) {
