@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
@@ -162,9 +163,8 @@ func karmadaObject(u *unstructured.Unstructured, policies []*unstructured.Unstru
 	if exports != nil { // a ServiceImport
 		s.Type, _, _ = unstructured.NestedString(u.Object, "spec", "type")
 		s.Ports = []Port{}
-		var spec mcsv1beta1.ServiceImportSpec
-		if m, ok, _ := unstructured.NestedMap(u.Object, "spec"); ok && runtime.DefaultUnstructuredConverter.FromUnstructured(m, &spec) == nil {
-			for _, p := range spec.Ports {
+		if si, err := decode.Unstructured[mcsv1beta1.ServiceImport](u); err == nil {
+			for _, p := range si.Spec.Ports {
 				s.Ports = append(s.Ports, toPort(p))
 			}
 		}
