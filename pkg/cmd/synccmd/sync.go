@@ -44,6 +44,12 @@ var (
 		exporting cluster, and sets the Valid, Ready and Conflict conditions on the exports.
 		Conflicting exports are resolved in favour of the oldest, and listed in a table.
 
+		A member that cannot be read (down, caches not synced yet, or not in --contexts) is never
+		taken as "not exporting": what the clusterset recorded about it (ServiceImport
+		status.clusters, slice source-cluster labels) stands until it is read again, or until
+		--unreachable-timeout passes for a member read before. Members are retried with backoff and
+		join when they come back; everything the readable members decide alone goes ahead.
+
 		Without --watch it makes one pass and prints what it changed; with --watch it keeps the
 		clusterset in sync until interrupted. It never changes an object it did not create.`)
 	example = templates.Examples(`
@@ -154,7 +160,8 @@ func (o *Options) Validate() error {
 			reachable++
 		}
 	}
-	if reachable == 0 {
+	// --watch waits for members to come up; one pass with nothing to read has nothing to do.
+	if reachable == 0 && !o.Watch {
 		return clusterset.FirstError(o.members)
 	}
 	return nil
@@ -173,7 +180,7 @@ func (o *Options) Run(ctx context.Context) error {
 	defer stop()
 	for _, m := range o.members {
 		if m.Err != nil {
-			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %v; its last-known state is unavailable\n", m.ID, m.Context, m.Err)
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %v; what it exported stays imported until it can be read\n", m.ID, m.Context, m.Err)
 		}
 	}
 	if o.Watch {
