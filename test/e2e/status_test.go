@@ -411,6 +411,7 @@ func TestStatusMissingCRDs(t *testing.T) {
 // TestStatusKarmada: MultiClusterServices with their conditions, and the ServiceExport and
 // ServiceImport of the guide with where their PropagationPolicies place them.
 func TestStatusKarmada(t *testing.T) {
+	needKarmada(t)
 	ns := namespace(t, "e2e-status-karmada", karmadaCtx)
 	service(t, karmadaCtx, ns, "serve")
 	mustMCS(t, "expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--providers", "member1", "--consumers", "member2")
