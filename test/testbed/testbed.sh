@@ -105,6 +105,12 @@ case "$cmd" in
       cfg="$TESTBED_DIR/$n.kubeconfig"
       # Without this, stopping a cluster of another test bed would look like success.
       [ -f "$cfg" ] || { echo "testbed: no cluster $n in $TESTBED_DIR" >&2; exit 1; }
+      if [ "$cmd" = stop ]; then
+        # kwok's node lease lasts 200 s, and a restarted kwok that finds it held by its former
+        # self tries once to create it and gives up: the node's pods are never run again. Gone
+        # now, it is created afresh at start.
+        kubectl --kubeconfig "$cfg" --request-timeout=5s -n kube-node-lease delete lease --all >/dev/null 2>&1 || true
+      fi
       for attempt in 1 2 3; do
         "$KWOKCTL" "$cmd" cluster --name "$n" >"$TESTBED_DIR/$n.log" 2>&1 || true
         ok=
