@@ -74,6 +74,21 @@ merge_kubeconfig() {
   mv "$TESTBED_KUBECONFIG.tmp" "$TESTBED_KUBECONFIG"
 }
 
+# kwokctl picks free ports when it creates a cluster. While a cluster is stopped, a cluster of
+# another test bed on the same machine may take them; starting it again would then fail to bind,
+# or (etcd's port taken, the apiserver's free) point our apiserver at someone else's etcd. Refuse.
+check_ports() {
+  local n=$1 p pid
+  command -v ss >/dev/null || return 0
+  for p in $(sed -n 's/^ *port: \([0-9][0-9]*\)$/\1/p' "$KWOK_WORKDIR/clusters/$n/kwok.yaml" 2>/dev/null); do
+    pid=$(ss -Hltnp "sport = :$p" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+    [ -n "$pid" ] || continue
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$KWOK_WORKDIR/clusters/$n/" && continue
+    echo "testbed: $n: port $p was taken by another process (pid $pid) while $n was stopped; recreate it: testbed.sh down $n; testbed.sh up $n" >&2
+    exit 1
+  done
+}
+
 cmd=${1:-up}; shift || true
 mkdir -p "$TESTBED_DIR"
 case "$cmd" in
@@ -105,6 +120,7 @@ case "$cmd" in
       cfg="$TESTBED_DIR/$n.kubeconfig"
       # Without this, stopping a cluster of another test bed would look like success.
       [ -f "$cfg" ] || { echo "testbed: no cluster $n in $TESTBED_DIR" >&2; exit 1; }
+      [ "$cmd" = start ] && check_ports "$n"
       for attempt in 1 2 3; do
         "$KWOKCTL" "$cmd" cluster --name "$n" >"$TESTBED_DIR/$n.log" 2>&1 || true
         ok=
