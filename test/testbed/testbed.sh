@@ -81,7 +81,7 @@ check_ports() {
   local n=$1 p pid
   command -v ss >/dev/null || return 0
   for p in $(sed -n 's/^ *port: \([0-9][0-9]*\)$/\1/p' "$KWOK_WORKDIR/clusters/$n/kwok.yaml" 2>/dev/null); do
-    pid=$(ss -Hltnp "sport = :$p" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2)
+    pid=$(ss -Hltnp "sport = :$p" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2 || true)
     [ -n "$pid" ] || continue
     tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$KWOK_WORKDIR/clusters/$n/" && continue
     echo "testbed: $n: port $p was taken by another process (pid $pid) while $n was stopped; recreate it: testbed.sh down $n; testbed.sh up $n" >&2
