@@ -194,11 +194,9 @@ func TestSyncLeaderElection(t *testing.T) {
 	service(t, "member1", ns, "one")
 	userExport(t, "member1", ns, "one")
 	waitFor(t, "import of one in member3", func() bool { return get(t, "member3", siGVR("v1beta1"), ns, "one") != nil })
-	// A standby is ready while it sees the leader's Lease, so that a Deployment of two replicas
+	// A standby is ready once it has seen the leader's Lease, so that a Deployment of two replicas
 	// becomes available.
-	if code := b.probe("/readyz"); code != http.StatusOK {
-		t.Errorf("standby /readyz: %d, want 200", code)
-	}
+	waitFor(t, "the standby ready", func() bool { return b.probe("/readyz") == http.StatusOK })
 	if n := b.metric(t, "kubectl_mcs_writes_total"); n != 0 {
 		t.Errorf("the standby wrote %v times", n)
 	}
