@@ -32,9 +32,12 @@ var (
 	kubeconfig  = os.Getenv("E2E_KUBECONFIG")
 	binary      = os.Getenv("E2E_BINARY")
 	karmadaCRDs = envOr("E2E_KARMADA_CRDS", "../../../shared/testdata/karmada-crds")
-	// members are the plain clusterset; karmadaCtx acts as a Karmada control plane.
+	// members are the plain clusterset; karmadaCtx acts as a Karmada control plane; dualStack is
+	// a dual-stack cluster (TESTBED_DUALSTACK), outside members so that the tests over the
+	// clusterset do not change, for the tests that name it.
 	members    = []string{"member1", "member2", "member3"}
 	karmadaCtx = "karmada"
+	dualStack  = "member4"
 	clients    = map[string]*cluster{}
 )
 
@@ -62,7 +65,7 @@ func setup() error {
 	if kubeconfig == "" || binary == "" {
 		return errors.New("E2E_KUBECONFIG and E2E_BINARY must be set (run: make test-e2e)")
 	}
-	for _, ctx := range append(append([]string{}, members...), karmadaCtx) {
+	for _, ctx := range append(append([]string{}, members...), karmadaCtx, dualStack) {
 		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 			&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
 			&clientcmd.ConfigOverrides{CurrentContext: ctx}).ClientConfig()
@@ -90,7 +93,7 @@ func setup() error {
 		"crd/multiclusterservices.networking.karmada.io", "crd/propagationpolicies.policy.karmada.io").CombinedOutput(); err != nil {
 		return fmt.Errorf("waiting for Karmada CRDs: %v: %s", err, out)
 	}
-	all := strings.Join(append(append([]string{}, members...), karmadaCtx), ",")
+	all := strings.Join(append(append([]string{}, members...), karmadaCtx, dualStack), ",")
 	if r := mcs("init", "--contexts", all); r.code != 0 {
 		return fmt.Errorf("kubectl mcs init: %s", r.stderr)
 	}
