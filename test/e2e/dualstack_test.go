@@ -5,11 +5,14 @@ package e2e
 import (
 	"context"
 	"net/netip"
+	"reflect"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
 
 // TestTestbedDualStack: the test bed's dual-stack member is what DEVELOPERS.md says: a
@@ -66,4 +69,38 @@ func families(t *testing.T, ips []string) []string {
 		}
 	}
 	return out
+}
+
+// Issue "sync you can trust", 6: a PreferDualStack export gets one import IP per family, from a
+// derived Service that asks for those families where the cluster has them, and the primary family
+// alone (no failed create) where it has not.
+func TestTrustDualStackImport(t *testing.T) {
+	ns := namespace(t, "e2e-ds-import", dualStack, "member1")
+	deployment(t, dualStack, ns, "serve", 1)
+	prefer := corev1.IPFamilyPolicyPreferDualStack
+	service(t, dualStack, ns, "serve", func(s *corev1.Service) { s.Spec.IPFamilyPolicy = &prefer })
+	userExport(t, dualStack, ns, "serve")
+	mustMCS(t, "sync", "-n", ns, "--contexts", dualStack+",member1")
+	for c, want := range map[string][]string{dualStack: {"IPv4", "IPv6"}, "member1": {"IPv4"}} {
+		d := derivedService(t, c, ns, "serve")
+		if d == nil {
+			t.Fatalf("%s: no derived Service", c)
+		}
+		if got := families(t, d.Spec.ClusterIPs); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: derived Service clusterIPs %v (%v), want families %v", c, d.Spec.ClusterIPs, got, want)
+		}
+		si := get(t, c, siGVR("v1beta1"), ns, "serve")
+		ips, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ips")
+		fams, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ipFamilies")
+		if !reflect.DeepEqual(ips, d.Spec.ClusterIPs) || !reflect.DeepEqual(fams, want) {
+			t.Errorf("%s: import ips %v families %v, want %v and %v", c, ips, fams, d.Spec.ClusterIPs, want)
+		}
+	}
+	// Both families' endpoints reach the dual-stack importer.
+	if got := families(t, importedIPs(t, dualStack, ns, "serve", dualStack)); len(got) != 2 {
+		t.Errorf("imported endpoint families %v, want IPv4 and IPv6", got)
+	}
+	if r := mustMCS(t, "sync", "-n", ns, "--contexts", dualStack+",member1"); !strings.HasPrefix(r.stdout, "No changes.") {
+		t.Errorf("second pass wrote:\n%s", r.stdout)
+	}
 }
