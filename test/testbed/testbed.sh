@@ -35,7 +35,7 @@ index_of() { local d=${1//[^0-9]/}; echo $((10#${d:-0})); }
 
 is_dualstack() {
   local n
-  for n in ${TESTBED_DUALSTACK//,/ }; do [ "$n" = "$1" ] && return 0; done
+  ds=${TESTBED_DUALSTACK:-}; for n in ${ds//,/ }; do [ "$n" = "$1" ] && return 0; done
   return 1
 }
 
