@@ -290,9 +290,8 @@ func TestSyncLeaderLeaseClusterDown(t *testing.T) {
 	restarted = true
 	waitFor(t, "a Lease holder in member1", func() bool { return leaseHolder(t, "member1", ns) != "" })
 	first := leaseHolder(t, "member1", ns)
-	// member2 and member3 were read from the start; whether member1, down when the replicas
-	// started, joins late is the reconciler's business, not the election's.
-	for _, c := range []string{"member2", "member3"} {
+	// member1, down when the replicas started, joins late and imports too.
+	for _, c := range members {
 		waitFor(t, c+": endpoints imported", func() bool { return len(importedIPs(t, c, ns, "serve", "member2")) == 1 })
 	}
 	for i, w := range []*watcher{a, b} {
