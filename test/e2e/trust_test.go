@@ -432,3 +432,40 @@ func TestTrustLegacyCRDMember(t *testing.T) {
 		t.Errorf("second pass over a v0.1.0 member wrote:\n%s", r.stdout)
 	}
 }
+
+// 4. A port only one exporter has (no name or number collides) is served from the union and
+// still raises PortConflict: any difference does (SPEC 4, KEP).
+func TestTrustPortsDifferWithoutCollision(t *testing.T) {
+	ns := namespace(t, "e2e-ports2", members...)
+	deployment(t, "member1", ns, "serve", 1)
+	service(t, "member1", ns, "serve", func(s *corev1.Service) {
+		s.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}
+	})
+	userExport(t, "member1", ns, "serve")
+	time.Sleep(1100 * time.Millisecond)
+	deployment(t, "member2", ns, "serve", 1)
+	service(t, "member2", ns, "serve", func(s *corev1.Service) {
+		s.Spec.Ports = []corev1.ServicePort{
+			{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
+			{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9090)},
+		}
+	})
+	userExport(t, "member2", ns, "serve")
+	waitFor(t, "member2's source slice has both ports", func() bool {
+		l, _ := clients["member2"].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=serve"})
+		return len(l.Items) == 1 && len(l.Items[0].Ports) == 2 && len(l.Items[0].Endpoints) == 1
+	})
+	r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	if !regexpRow(r.stdout, ns, "serve", "PortConflict", "member1", "member2") {
+		t.Errorf("no PortConflict row for a port only member2 exports:\n%s", r.stdout)
+	}
+	for _, c := range []string{"member1", "member2"} {
+		if got := conditions(t, c, ns, "serve")["Conflict"]; got != "True/PortConflict" {
+			t.Errorf("%s: Conflict %q, want True/PortConflict", c, got)
+		}
+	}
+	// member2 exports http exactly as member1 does: its endpoints serve both ports.
+	if got, want := slicePortsBySource(t, "member3", ns, "serve"), map[string][]string{"member1": {"http"}, "member2": {"http", "metrics"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("member3: slice ports by source %v, want %v", got, want)
+	}
+}
