@@ -663,6 +663,9 @@ func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceI
 		return err
 	}
 	r.writes.Add(1)
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, "ownership").Inc()
+	}
 	if _, err := res.Patch(ctx, a.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("taking over the fields of our create for server-side apply: %w", err)
 	}
