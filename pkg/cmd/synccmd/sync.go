@@ -202,12 +202,13 @@ func loadSchemas(ctx context.Context, m *clusterset.Member, version string) (imp
 func (o *Options) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	for _, m := range o.members {
-		if m.Err != nil {
-			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %v; what it exported stays imported until it can be read\n", m.ID, m.Context, m.Err)
-		}
-	}
 	if o.Watch {
+		// One pass says this in its report; a watch has none.
+		for _, m := range o.members {
+			if m.Err != nil {
+				fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %v; what it exported stays imported until it can be read\n", m.ID, m.Context, m.Err)
+			}
+		}
 		return o.watch(ctx)
 	}
 	r := reconciler.New(o.members, o.reconcilerOptions(nil))
@@ -283,7 +284,7 @@ func (o *Options) printReport(rep Report) error {
 	}
 	sort.Strings(ids)
 	for _, id := range ids {
-		fmt.Fprintf(o.ErrOut, "Warning: cluster %q is unreachable: %s\n", id, rep.Unreachable[id])
+		fmt.Fprintf(o.ErrOut, "Warning: cluster %q not read: %s; what it exported stays imported\n", id, rep.Unreachable[id])
 	}
 	return nil
 }

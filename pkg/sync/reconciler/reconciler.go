@@ -111,12 +111,16 @@ func (r *Reconciler) Start(ctx context.Context) {
 	}
 }
 
-// WaitForSync waits until every member that answered at connect has joined, or the timeout.
-// Members that have not are not read: their recorded exports stand, and they join when they can.
+// WaitForSync waits until every member that answered at connect has joined, or failed to (no
+// CRDs, say), or the timeout. Members that have not joined are not read: their recorded exports
+// stand, and they join when they can.
 func (r *Reconciler) WaitForSync(ctx context.Context, timeout time.Duration) {
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		for _, m := range r.members {
-			if synced, _, _ := m.state(); !synced && m.Err == nil {
+			m.mu.Lock()
+			waiting := !m.synced && m.joinErr == nil
+			m.mu.Unlock()
+			if waiting && m.Err == nil {
 				return false, nil
 			}
 		}
@@ -131,9 +135,9 @@ func (r *Reconciler) Unreachable() map[string]string {
 		m.mu.Lock()
 		switch {
 		case !m.synced && m.joinErr != nil:
-			out[m.ID] = "not read: " + m.joinErr.Error()
+			out[m.ID] = m.joinErr.Error()
 		case !m.synced:
-			out[m.ID] = "not read: caches not synced yet"
+			out[m.ID] = "caches not synced yet"
 		case !m.reachable:
 			out[m.ID] = "unreachable since " + m.unreachable.Format(time.RFC3339)
 		}
