@@ -19,7 +19,11 @@ E2E_TESTBED_DIR ?= $(CACHE)/testbed-e2e
 BENCH_TESTBED_DIR ?= $(CACHE)/testbed-bench
 SOAK_TESTBED_DIR ?= $(CACHE)/testbed-soak
 BENCH_SERVICES ?= 200
+# Karmada material for the e2e "karmada" stand-in, kept outside the repository: its CRDs, and its
+# sources (charts/karmada/_crds/bases/multicluster/ holds the mcs-api CRDs Karmada bundles). When
+# absent, the tests that need it skip.
 KARMADA_CRDS ?= $(abspath $(CURDIR)/../shared/testdata/karmada-crds)
+KARMADA_SOURCES ?= $(abspath $(CURDIR)/../shared/karmada)
 # Release archives: one per platform, and the krew manifest dist/mcs.yaml pointing at
 # $(DIST_BASE_URL)/ARCHIVE.
 PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
@@ -75,7 +79,7 @@ testbed-build:
 test-e2e: build testbed-build
 	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh up member1 member2 member3 karmada
 	status=0; \
-	TESTBED_DIR=$(E2E_TESTBED_DIR) E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) \
+	TESTBED_DIR=$(E2E_TESTBED_DIR) E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) E2E_KARMADA_SOURCES=$(KARMADA_SOURCES) \
 	  go test -count=1 -tags e2e -timeout 30m -v ./test/e2e || status=$$?; \
 	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status

@@ -138,6 +138,7 @@ func TestExposeProvidersAndDryRun(t *testing.T) {
 // TestKarmadaObjectsStrictSchema proves that every object kind expose --karmada generates is
 // accepted by Karmada's real CRD schemas with strict field validation.
 func TestKarmadaObjectsStrictSchema(t *testing.T) {
+	needKarmada(t)
 	ns := namespace(t, "e2e-karmada", karmadaCtx)
 	service(t, karmadaCtx, ns, "serve")
 	// A workload for --workload; the control plane has no nodes to run it, which is fine.
@@ -241,19 +242,29 @@ func gvrOf(t *testing.T, u *unstructured.Unstructured) schema.GroupVersionResour
 // TestBadInput: every bad input of SPEC section 3 exits 1 with one line naming the cluster or
 // object, and nothing is written anywhere.
 func TestBadInput(t *testing.T) {
-	ns := namespace(t, "e2e-bad", append(append([]string{}, members...), karmadaCtx)...)
+	ns := namespace(t, "e2e-bad", members...)
 	service(t, "member1", ns, "serve")
 	service(t, "member2", ns, "ext", func(s *corev1.Service) {
 		s.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.org"}
 	})
 	service(t, "member1", ns, "ext")
-	service(t, karmadaCtx, ns, "serve")
 	all := strings.Join(members, ",")
-	cases := []struct {
-		name string
-		args []string
-		want []string
-	}{
+	check := func(t *testing.T, c badCase) {
+		r := mcs(c.args...)
+		if r.code != 1 {
+			t.Fatalf("exit code %d, want 1; stderr %q", r.code, r.stderr)
+		}
+		lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+		if len(lines) != 1 {
+			t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("stderr %q does not mention %q", r.stderr, w)
+			}
+		}
+	}
+	cases := []badCase{
 		{"missing service in named provider", []string{"expose", "serve", "-n", ns, "--contexts", all, "--providers", "member1,member2"}, []string{`cluster "member2"`, "serve", "not found"}},
 		{"missing everywhere", []string{"expose", "nope", "-n", ns, "--contexts", all}, []string{"nope", "not found in any cluster"}},
 		{"ExternalName", []string{"expose", "ext", "-n", ns, "--contexts", all}, []string{`cluster "member2"`, "ExternalName"}},
@@ -261,37 +272,44 @@ func TestBadInput(t *testing.T) {
 		{"invalid cluster ID", []string{"expose", "serve", "-n", ns, "--contexts", "member1=Member_1"}, []string{`"Member_1"`, "RFC 1123"}},
 		{"no clusterset", []string{"expose", "serve", "-n", ns}, []string{"--contexts"}},
 		{"provider outside clusterset", []string{"expose", "serve", "-n", ns, "--contexts", "member1", "--providers", "member9"}, []string{`"member9"`, "not in the clusterset"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { check(t, c) })
+	}
+	if n := count(t, seGVR("v1beta1"), ns, members...); n != 0 {
+		t.Errorf("bad input wrote %d ServiceExports", n)
+	}
+	t.Run("karmada", func(t *testing.T) {
+		needKarmada(t)
+		ns := namespace(t, "e2e-bad-karmada", karmadaCtx)
+		service(t, karmadaCtx, ns, "serve")
+		for _, c := range karmadaCases(ns) {
+			t.Run(c.name, func(t *testing.T) { check(t, c) })
+		}
+		for _, gvr := range []schema.GroupVersionResource{mcsGVR, ppGVR, seGVR("v1alpha1"), siGVR("v1alpha1")} {
+			if n := count(t, gvr, ns, karmadaCtx); n != 0 {
+				t.Errorf("bad input wrote %d %s on the control plane", n, gvr.Resource)
+			}
+		}
+	})
+}
+
+// badCase is a command that must fail with one line naming what is at fault.
+type badCase struct {
+	name string
+	args []string
+	want []string
+}
+
+func karmadaCases(ns string) []badCase {
+	return []badCase{
 		{"karmada bad name", []string{"expose", "Serve", "-n", ns, "--karmada-context", karmadaCtx}, []string{`"Serve"`}},
 		{"karmada bad port", []string{"expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--ports", "http:70000"}, []string{"70000", "1-65535"}},
 		{"karmada duplicate port name", []string{"expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--ports", "http:80,http:81"}, []string{`"http"`, "unique"}},
 		{"karmada bad type", []string{"expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--type", "NodePort"}, []string{`"NodePort"`, "CrossCluster"}},
 		{"karmada duplicate type", []string{"expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--type", "CrossCluster,CrossCluster"}, []string{"twice"}},
 		{"karmada missing service", []string{"expose", "nope", "-n", ns, "--karmada-context", karmadaCtx}, []string{`cluster "karmada"`, "nope", "not found"}},
+		{"karmada exported labels without a ServiceExport", []string{"expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--exported-labels", "tier=web"}, []string{"--exported-labels", "--api=serviceexport"}},
 		{"karmada serviceexport without consumers", []string{"expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--api=serviceexport", "--providers=member1"}, []string{"--consumers"}},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			r := mcs(c.args...)
-			if r.code != 1 {
-				t.Fatalf("exit code %d, want 1; stderr %q", r.code, r.stderr)
-			}
-			lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-			if len(lines) != 1 {
-				t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(r.stderr, w) {
-					t.Errorf("stderr %q does not mention %q", r.stderr, w)
-				}
-			}
-		})
-	}
-	if n := count(t, seGVR("v1beta1"), ns, members...); n != 0 {
-		t.Errorf("bad input wrote %d ServiceExports", n)
-	}
-	for _, gvr := range []schema.GroupVersionResource{mcsGVR, ppGVR, seGVR("v1alpha1"), siGVR("v1alpha1")} {
-		if n := count(t, gvr, ns, karmadaCtx); n != 0 {
-			t.Errorf("bad input wrote %d %s on the control plane", n, gvr.Resource)
-		}
 	}
 }

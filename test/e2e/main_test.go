@@ -29,14 +29,28 @@ import (
 )
 
 var (
-	kubeconfig  = os.Getenv("E2E_KUBECONFIG")
-	binary      = os.Getenv("E2E_BINARY")
-	karmadaCRDs = envOr("E2E_KARMADA_CRDS", "../../../shared/testdata/karmada-crds")
+	kubeconfig = os.Getenv("E2E_KUBECONFIG")
+	binary     = os.Getenv("E2E_BINARY")
+	// The Karmada material is not part of the repository: Karmada's CRDs (MultiClusterService,
+	// PropagationPolicy, ...) and Karmada's sources, whose charts/karmada/_crds/bases/multicluster/
+	// holds the mcs-api CRDs Karmada bundles. Without it the tests that need it skip.
+	karmadaCRDs    = envOr("E2E_KARMADA_CRDS", "../../../shared/testdata/karmada-crds")
+	karmadaSources = envOr("E2E_KARMADA_SOURCES", "../../../shared/karmada")
 	// members are the plain clusterset; karmadaCtx acts as a Karmada control plane.
 	members    = []string{"member1", "member2", "member3"}
 	karmadaCtx = "karmada"
 	clients    = map[string]*cluster{}
+	// karmadaMissing says why the Karmada stand-in could not be set up; empty when it was.
+	karmadaMissing string
 )
+
+// needKarmada skips a test that needs the Karmada stand-in when it could not be set up.
+func needKarmada(t *testing.T) {
+	t.Helper()
+	if karmadaMissing != "" {
+		t.Skip("no Karmada stand-in: " + karmadaMissing)
+	}
+}
 
 type cluster struct {
 	kube kubernetes.Interface
@@ -62,7 +76,15 @@ func setup() error {
 	if kubeconfig == "" || binary == "" {
 		return errors.New("E2E_KUBECONFIG and E2E_BINARY must be set (run: make test-e2e)")
 	}
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		return err
+	}
 	for _, ctx := range append(append([]string{}, members...), karmadaCtx) {
+		if _, ok := raw.Contexts[ctx]; !ok && ctx == karmadaCtx {
+			karmadaMissing = fmt.Sprintf("no context %q in %s (start the test bed with: testbed.sh up member1 member2 member3 karmada)", karmadaCtx, kubeconfig)
+			continue
+		}
 		cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 			&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
 			&clientcmd.ConfigOverrides{CurrentContext: ctx}).ClientConfig()
@@ -74,27 +96,48 @@ func setup() error {
 		c.dyn = dynamic.NewForConfigOrDie(cfg)
 		clients[ctx] = c
 	}
-	// Karmada's own CRDs, unchanged, on the cluster that plays the control plane.
-	crds, err := filepath.Glob(filepath.Join(karmadaCRDs, "*.yaml"))
-	if err != nil || len(crds) == 0 {
-		return fmt.Errorf("no Karmada CRDs at %s", karmadaCRDs)
-	}
-	args := []string{"--kubeconfig", kubeconfig, "--context", karmadaCtx, "apply", "--server-side", "--force-conflicts"}
-	for _, f := range crds {
-		args = append(args, "-f", f)
-	}
-	if out, err := exec.Command("kubectl", args...).CombinedOutput(); err != nil {
-		return fmt.Errorf("installing Karmada CRDs: %v: %s", err, out)
-	}
-	if out, err := exec.Command("kubectl", "--kubeconfig", kubeconfig, "--context", karmadaCtx, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/multiclusterservices.networking.karmada.io", "crd/propagationpolicies.policy.karmada.io").CombinedOutput(); err != nil {
-		return fmt.Errorf("waiting for Karmada CRDs: %v: %s", err, out)
-	}
-	all := strings.Join(append(append([]string{}, members...), karmadaCtx), ",")
-	if r := mcs("init", "--contexts", all); r.code != 0 {
+	// The plugin's CRDs go into the members only: the control plane keeps Karmada's own.
+	if r := mcs("init", "--contexts", strings.Join(members, ",")); r.code != 0 {
 		return fmt.Errorf("kubectl mcs init: %s", r.stderr)
 	}
-	return nil
+	if karmadaMissing != "" {
+		return nil
+	}
+	karmadaMissing, err = setupKarmada()
+	return err
+}
+
+// setupKarmada makes the karmada context look like a Karmada control plane: Karmada's CRDs and
+// the mcs-api CRDs Karmada bundles (v0.1.0-era v1alpha1: ServiceExport without spec), never the
+// plugin's. It returns why it could not, when the Karmada material is absent.
+func setupKarmada() (missing string, err error) {
+	crds, _ := filepath.Glob(filepath.Join(karmadaCRDs, "*.yaml"))
+	if len(crds) == 0 {
+		return fmt.Sprintf("no Karmada CRDs at %s (set E2E_KARMADA_CRDS)", karmadaCRDs), nil
+	}
+	bundled := filepath.Join(karmadaSources, "charts", "karmada", "_crds", "bases", "multicluster")
+	mcsCRDs, _ := filepath.Glob(filepath.Join(bundled, "*.yaml"))
+	if len(mcsCRDs) == 0 {
+		return fmt.Sprintf("no Karmada mcs-api CRDs at %s (set E2E_KARMADA_SOURCES to Karmada's sources)", bundled), nil
+	}
+	// A test bed reused from a run that put the plugin's CRDs there: remove them, so that the
+	// served schema is Karmada's and not a merge of both.
+	if out, err := runKubectl(karmadaCtx, "delete", "crd", "-l", "app.kubernetes.io/managed-by=kubectl-mcs", "--ignore-not-found", "--wait"); err != nil {
+		return "", fmt.Errorf("removing the plugin's CRDs from %s: %v: %s", karmadaCtx, err, out)
+	}
+	args := []string{"apply", "--server-side", "--force-conflicts"}
+	for _, f := range append(crds, mcsCRDs...) {
+		args = append(args, "-f", f)
+	}
+	if out, err := runKubectl(karmadaCtx, args...); err != nil {
+		return "", fmt.Errorf("installing Karmada CRDs: %v: %s", err, out)
+	}
+	if out, err := runKubectl(karmadaCtx, "wait", "--for=condition=Established", "--timeout=60s",
+		"crd/multiclusterservices.networking.karmada.io", "crd/propagationpolicies.policy.karmada.io",
+		"crd/serviceexports.multicluster.x-k8s.io", "crd/serviceimports.multicluster.x-k8s.io"); err != nil {
+		return "", fmt.Errorf("waiting for Karmada CRDs: %v: %s", err, out)
+	}
+	return "", nil
 }
 
 type result struct {

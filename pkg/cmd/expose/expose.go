@@ -24,6 +24,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/crdschema"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/karmada"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 )
@@ -185,6 +186,9 @@ func (o *Options) Validate() error {
 	if err := karmada.ValidateClusters("--consumers", o.Consumers); err != nil {
 		return err
 	}
+	if o.API == APIMultiClusterService && len(o.ExportedLabels)+len(o.ExportedAnnotations) > 0 {
+		return fmt.Errorf("--exported-labels and --exported-annotations fill a ServiceExport: add --api=serviceexport")
+	}
 	if o.API == APIServiceExport && (len(o.Providers) == 0 || len(o.Consumers) == 0) {
 		return fmt.Errorf("--api=serviceexport needs --providers and --consumers: its PropagationPolicies place the export in the providers and the import in the consumers")
 	}
@@ -282,10 +286,18 @@ func (o *Options) planDirect(ctx context.Context, forDelete bool) ([]apply.Item,
 				return nil, fmt.Errorf("cluster %q: %w", m.ID, err)
 			}
 		}
-		items = append(items, apply.Item{
-			Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.GVR(version, mcsapi.ServiceExports),
-			Object: mcsapi.ServiceExport(version, o.Namespace, o.Service, labels, annotations),
-		})
+		se := mcsapi.ServiceExport(version, o.Namespace, o.Service, labels, annotations)
+		if !forDelete { // unexpose sends no fields, only names
+			schemas, err := loadSchemas(ctx, m.ID, m.Dynamic, version)
+			if err != nil {
+				return nil, err
+			}
+			if err := exportFits(m.ID, se, schemas.Export, labels, annotations); err != nil {
+				return nil, err
+			}
+			schemas.Export.Prune(se.Object)
+		}
+		items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.GVR(version, mcsapi.ServiceExports), Object: se})
 	}
 	if len(items) == 0 && !forDelete {
 		return nil, fmt.Errorf("service %s/%s not found in any cluster of the clusterset (%s)", o.Namespace, o.Service, strings.Join(ids, ", "))
@@ -347,10 +359,23 @@ func (o *Options) planKarmada(ctx context.Context, forDelete bool) ([]apply.Item
 		labels, _ := mcsapi.ParseKeyValues("exported-labels", o.ExportedLabels)
 		annotations, _ := mcsapi.ParseKeyValues("exported-annotations", o.ExportedAnnotations)
 		se := mcsapi.ServiceExport(version, o.Namespace, o.Service, labels, annotations)
+		si := mcsapi.ServiceImportFromService(version, orEmpty(svc, o.Namespace, o.Service))
+		if !forDelete {
+			// Karmada bundles the mcs-api v0.1.0 CRDs (no ServiceExport spec, one ServiceImport IP):
+			// send only what the control plane's schema declares.
+			schemas, err := loadSchemas(ctx, cluster, dyn, version)
+			if err != nil {
+				return nil, err
+			}
+			if err := exportFits(cluster, se, schemas.Export, labels, annotations); err != nil {
+				return nil, err
+			}
+			schemas.Export.Prune(se.Object)
+			schemas.Import.Prune(si.Object)
+		}
 		items = append(items, item(mcsapi.GVR(version, mcsapi.ServiceExports), se))
 		items = append(items, item(karmada.PropagationPolicies, karmada.PropagationPolicy(o.Namespace, karmada.PolicyName(o.Service, "export"),
 			[]karmada.Selector{{APIVersion: se.GetAPIVersion(), Kind: se.GetKind(), Name: o.Service}}, o.Providers)))
-		si := mcsapi.ServiceImportFromService(version, orEmpty(svc, o.Namespace, o.Service))
 		items = append(items, item(mcsapi.GVR(version, mcsapi.ServiceImports), si))
 		items = append(items, item(karmada.PropagationPolicies, karmada.PropagationPolicy(o.Namespace, karmada.PolicyName(o.Service, "import"),
 			[]karmada.Selector{{APIVersion: si.GetAPIVersion(), Kind: si.GetKind(), Name: o.Service}}, o.Consumers)))
@@ -367,6 +392,35 @@ func (o *Options) planKarmada(ctx context.Context, forDelete bool) ([]apply.Item
 		items = append(items, item(karmada.PropagationPolicies, karmada.PropagationPolicy(o.Namespace, karmada.PolicyName(o.Service, "workload"), selectors, o.Providers)))
 	}
 	return items, nil
+}
+
+// loadSchemas reads the ServiceExport/ServiceImport schemas a cluster serves in version. Where
+// reading CRDs is forbidden, the schemas stay nil (everything declared): the apiserver's strict
+// validation still refuses what its schema lacks, only later and less clearly.
+func loadSchemas(ctx context.Context, cluster string, dyn dynamic.Interface, version string) (mcsapi.Schemas, error) {
+	s, err := mcsapi.LoadSchemas(ctx, dyn, version)
+	switch {
+	case apierrors.IsForbidden(err):
+		return mcsapi.Schemas{}, nil
+	case err != nil:
+		return mcsapi.Schemas{}, fmt.Errorf("cluster %q: %w", cluster, err)
+	}
+	return s, nil
+}
+
+// exportFits refuses exported labels or annotations that the served ServiceExport schema cannot
+// hold: pruning them would export the service without what was asked for.
+func exportFits(cluster string, se *unstructured.Unstructured, s *crdschema.Schema, labels, annotations map[string]string) error {
+	for _, f := range []struct {
+		flag, field string
+		n           int
+	}{{"--exported-labels", "exportedLabels", len(labels)}, {"--exported-annotations", "exportedAnnotations", len(annotations)}} {
+		if f.n > 0 && !s.Has("spec", f.field) {
+			return fmt.Errorf("cluster %q: serviceexport.%s %s/%s: %s: the ServiceExport schema it serves (%s) has no spec.%s (an older mcs-api CRD); leave the flag out or upgrade that CRD",
+				cluster, mcsapi.Group, se.GetNamespace(), se.GetName(), f.flag, se.GetAPIVersion(), f.field)
+		}
+	}
+	return nil
 }
 
 // workloadSelector resolves KIND/NAME through the control plane's RESTMapper, as kubectl does.

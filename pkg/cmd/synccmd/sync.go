@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -29,6 +30,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
@@ -43,6 +45,12 @@ var (
 		a ServiceImport, a derived Service "derived-NAME" and EndpointSlices copied from each
 		exporting cluster, and sets the Valid, Ready and Conflict conditions on the exports.
 		Conflicting exports are resolved in favour of the oldest, and listed in a table.
+
+		A member that cannot be read (down, caches not synced yet, or not in --contexts) is never
+		taken as "not exporting": what the clusterset recorded about it (ServiceImport
+		status.clusters, slice source-cluster labels) stands until it is read again, or until
+		--unreachable-timeout passes for a member read before. Members are retried with backoff and
+		join when they come back; everything the readable members decide alone goes ahead.
 
 		Without --watch it makes one pass and prints what it changed; with --watch it keeps the
 		clusterset in sync until interrupted. It never changes an object it did not create.`)
@@ -154,7 +162,8 @@ func (o *Options) Validate() error {
 			reachable++
 		}
 	}
-	if reachable == 0 {
+	// --watch waits for members to come up; one pass with nothing to read has nothing to do.
+	if reachable == 0 && !o.Watch {
 		return clusterset.FirstError(o.members)
 	}
 	return nil
@@ -163,8 +172,29 @@ func (o *Options) Validate() error {
 func (o *Options) reconcilerOptions(metrics *reconciler.Metrics) reconciler.Options {
 	return reconciler.Options{
 		Namespace: o.namespace, FieldManager: o.FieldManager, DryRun: o.DryRun != cmdutil.DryRunNone,
-		UnreachableTimeout: o.UnreachableTimeout, Metrics: metrics,
+		UnreachableTimeout: o.UnreachableTimeout, Metrics: metrics, LoadSchemas: loadSchemas,
 	}
+}
+
+// loadSchemas reads what a member's mcs-api CRDs declare, so that sync writes and compares only
+// that (v0.1.0-era CRDs lack several ServiceImport fields). Without the right to read CRDs it
+// writes every field and says so: a CRD that lacks one then refuses the write, by name.
+func loadSchemas(ctx context.Context, m *clusterset.Member, version string) (imp, exp engine.Pruner, err error) {
+	s, err := mcsapi.LoadSchemas(ctx, m.Dynamic, version)
+	if apierrors.IsForbidden(err) {
+		klog.InfoS("cannot read the mcs-api CRDs; writing every field", "cluster", m.ID, "err", err)
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if s.Import != nil {
+		imp = s.Import
+	}
+	if s.Export != nil {
+		exp = s.Export
+	}
+	return imp, exp, nil
 }
 
 // Run syncs once, or keeps syncing with --watch.
@@ -173,7 +203,7 @@ func (o *Options) Run(ctx context.Context) error {
 	defer stop()
 	for _, m := range o.members {
 		if m.Err != nil {
-			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %v; its last-known state is unavailable\n", m.ID, m.Context, m.Err)
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %v; what it exported stays imported until it can be read\n", m.ID, m.Context, m.Err)
 		}
 	}
 	if o.Watch {

@@ -8,10 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
@@ -27,6 +29,8 @@ type clusterIndex struct {
 	slices     map[key]*discoveryv1.EndpointSlice
 	// sources are the unmanaged slices by namespace and kubernetes.io/service-name, sorted by name.
 	sources map[key][]*discoveryv1.EndpointSlice
+	// copies are our managed slices by namespace and multicluster service name, sorted by name.
+	copies map[key][]*discoveryv1.EndpointSlice
 }
 
 func indexClusters(obs Observed) []*clusterIndex {
@@ -41,6 +45,7 @@ func indexClusters(obs Observed) []*clusterIndex {
 			imports:      map[key]*mcsv1beta1.ServiceImport{},
 			slices:       map[key]*discoveryv1.EndpointSlice{},
 			sources:      map[key][]*discoveryv1.EndpointSlice{},
+			copies:       map[key][]*discoveryv1.EndpointSlice{},
 		}
 		for _, ns := range c.Namespaces {
 			ci.namespaces[ns] = true
@@ -59,19 +64,81 @@ func indexClusters(obs Observed) []*clusterIndex {
 		}
 		for _, o := range c.EndpointSlices {
 			ci.slices[key{Namespace: o.Namespace, Name: o.Name}] = o
-			svc := o.Labels[discoveryv1.LabelServiceName]
-			if svc == "" || names.IsManaged(o.Labels) {
-				continue // our own copies are never sources: that would loop
+			if names.IsManaged(o.Labels) {
+				// Our own copies are never sources: that would loop.
+				if svc := o.Labels[mcsv1beta1.LabelServiceName]; svc != "" {
+					k := key{Namespace: o.Namespace, Name: svc}
+					ci.copies[k] = append(ci.copies[k], o)
+				}
+				continue
 			}
-			k := key{Namespace: o.Namespace, Name: svc}
-			ci.sources[k] = append(ci.sources[k], o)
+			if svc := o.Labels[discoveryv1.LabelServiceName]; svc != "" {
+				k := key{Namespace: o.Namespace, Name: svc}
+				ci.sources[k] = append(ci.sources[k], o)
+			}
 		}
-		for _, s := range ci.sources {
-			sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
+		for _, m := range []map[key][]*discoveryv1.EndpointSlice{ci.sources, ci.copies} {
+			for _, s := range m {
+				sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
+			}
 		}
 		out = append(out, ci)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// membership says, for a source cluster ID, whether what the clusterset recorded about it
+// stands: it does for every cluster that was not read, unless it was evicted.
+type membership struct {
+	read, evicted, members map[string]bool
+}
+
+func newMembership(obs Observed) membership {
+	m := membership{read: map[string]bool{}, evicted: map[string]bool{}}
+	for _, c := range obs.Clusters {
+		m.read[c.ID] = true
+	}
+	for _, id := range obs.Evicted {
+		m.evicted[id] = true
+	}
+	if obs.Members != nil {
+		m.members = map[string]bool{}
+		for _, id := range obs.Members {
+			m.members[id] = true
+		}
+	}
+	return m
+}
+
+func (m membership) unread(id string) bool { return id != "" && !m.read[id] && !m.evicted[id] }
+
+func (m membership) outside(id string) bool { return m.members != nil && !m.members[id] }
+
+// heldSources are the unread source clusters that ci's own records of k name, sorted.
+func (m membership) heldSources(ci *clusterIndex, k key) []string {
+	set := map[string]bool{}
+	if imp := ci.imports[k]; imp != nil && names.IsManaged(imp.Labels) {
+		for _, c := range imp.Status.Clusters {
+			if m.unread(c.Cluster) {
+				set[c.Cluster] = true
+			}
+		}
+	}
+	for _, s := range ci.copies[k] {
+		if src := s.Labels[mcsv1beta1.LabelSourceCluster]; m.unread(src) {
+			set[src] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+func sortedKeys(set map[string]bool) []string {
+	out := make([]string, 0, len(set))
+	for k := range set {
+		out = append(out, k)
+	}
+	sort.Strings(out)
 	return out
 }
 
@@ -83,6 +150,10 @@ func exportedKeys(idx []*clusterIndex) []key {
 			keySet[k] = true
 		}
 	}
+	return sortKeys(keySet)
+}
+
+func sortKeys(keySet map[key]bool) []key {
 	keys := make([]key, 0, len(keySet))
 	for k := range keySet {
 		keys = append(keys, k)
@@ -96,10 +167,50 @@ func exportedKeys(idx []*clusterIndex) []key {
 	return keys
 }
 
+// decidedKeys are the services obs decides: its scope when set, else every service exported or
+// still recorded by an import or slice of ours.
+func decidedKeys(obs Observed, idx []*clusterIndex) []key {
+	keySet := map[key]bool{}
+	if obs.Services != nil {
+		for _, k := range obs.Services {
+			keySet[k] = true
+		}
+		return sortKeys(keySet)
+	}
+	for _, ci := range idx {
+		for k := range ci.exports {
+			keySet[k] = true
+		}
+		for k, imp := range ci.imports {
+			if names.IsManaged(imp.Labels) {
+				keySet[k] = true
+			}
+		}
+		for k := range ci.copies {
+			keySet[k] = true
+		}
+	}
+	return sortKeys(keySet)
+}
+
+// inScope reports whether obs decides service k.
+func inScope(obs Observed, k key) bool {
+	if obs.Services == nil {
+		return true
+	}
+	for _, s := range obs.Services {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
 // Compute merges the observed clusters into the desired state. It is deterministic: the order of
 // clusters and of objects within them does not change the result.
 func Compute(obs Observed) Desired {
 	idx := indexClusters(obs)
+	mem := newMembership(obs)
 	d := Desired{Clusters: map[string]*ClusterDesired{}}
 	for _, ci := range idx {
 		if ci.Reachable {
@@ -107,8 +218,8 @@ func Compute(obs Observed) Desired {
 		}
 	}
 
-	for _, k := range exportedKeys(idx) {
-		computeService(obs.Now, idx, &d, k)
+	for _, k := range decidedKeys(obs, idx) {
+		computeService(obs.Now, idx, mem, &d, k)
 	}
 
 	sort.SliceStable(d.Conflicts, func(i, j int) bool {
@@ -127,7 +238,7 @@ func Compute(obs Observed) Desired {
 	return d
 }
 
-func computeService(now metav1.Time, idx []*clusterIndex, d *Desired, k key) {
+func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Desired, k key) {
 	var cons []constituent
 	for _, ci := range idx {
 		exp := ci.exports[k]
@@ -147,11 +258,18 @@ func computeService(now metav1.Time, idx []*clusterIndex, d *Desired, k key) {
 			// Only Valid: Ready and Conflict say nothing about an export that is not part of the
 			// service, and Plan removes stale ones.
 			invalid.Type = string(mcsv1beta1.ServiceExportConditionValid)
-			d.Clusters[ci.ID].ExportConditions[k] = resolveConditions(exp, now, []metav1.Condition{*invalid})
+			d.Clusters[ci.ID].ExportConditions[k] = pruneConditions(ci, exp, resolveConditions(exp, now, []metav1.Condition{*invalid}))
 		}
 	}
 	if len(cons) == 0 {
-		return // nothing desired: Plan deletes what we wrote for it
+		// Nothing read exports it: Plan deletes what we wrote for it, except what stands for
+		// clusters that were not read.
+		for _, ci := range idx {
+			if cd := d.Clusters[ci.ID]; cd != nil {
+				holdOnly(ci, cd, mem, k)
+			}
+		}
+		return
 	}
 	sortConstituents(cons)
 	m := mergeConstituents(k.Namespace, k.Name, cons)
@@ -189,12 +307,13 @@ func computeService(now metav1.Time, idx []*clusterIndex, d *Desired, k key) {
 		if imp == nil {
 			pending = append(pending, ci.ID)
 		}
-		buildImport(ci, cd, idx, m, k, exporting, cons)
+		buildImport(ci, cd, idx, mem, m, k, exporting, cons)
 	}
 
+	// No counts in the messages: a reachability flap must not rewrite every export's status.
 	ready := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionReady), Status: metav1.ConditionTrue,
 		Reason:  string(mcsv1beta1.ServiceExportReasonExported),
-		Message: fmt.Sprintf("ServiceImport present in all %d reachable importing clusters.", len(importers))}
+		Message: "ServiceImport present in every reachable importing cluster."}
 	if len(pending)+len(foreign) > 0 {
 		var parts []string
 		if len(pending) > 0 {
@@ -205,8 +324,7 @@ func computeService(now metav1.Time, idx []*clusterIndex, d *Desired, k key) {
 		}
 		ready.Status = metav1.ConditionFalse
 		ready.Reason = string(mcsv1beta1.ServiceExportReasonPending)
-		ready.Message = fmt.Sprintf("%s (%d/%d reachable importing clusters ready).", strings.Join(parts, "; "),
-			len(importers)-len(pending)-len(foreign), len(importers))
+		ready.Message = strings.Join(parts, "; ") + "."
 	}
 	conflict := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionConflict), Status: metav1.ConditionFalse,
 		Reason: string(mcsv1beta1.ServiceExportReasonNoConflicts), Message: "No conflicts."}
@@ -227,7 +345,39 @@ func computeService(now metav1.Time, idx []*clusterIndex, d *Desired, k key) {
 		}
 		valid := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionValid), Status: metav1.ConditionTrue,
 			Reason: string(mcsv1beta1.ServiceExportReasonValid), Message: "Service is exported."}
-		cd.ExportConditions[k] = resolveConditions(c.export, now, []metav1.Condition{valid, ready, conflict})
+		cd.ExportConditions[k] = pruneConditions(findCluster(idx, c.cluster), c.export,
+			resolveConditions(c.export, now, []metav1.Condition{valid, ready, conflict}))
+	}
+}
+
+// holdOnly keeps, in a cluster where no read member exports k, the import, derived Service and
+// slices that stand for unread source clusters; the import then names only those.
+func holdOnly(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
+	held := mem.heldSources(ci, k)
+	if len(held) == 0 {
+		return
+	}
+	if imp := ci.imports[k]; imp != nil && names.IsManaged(imp.Labels) {
+		si := imp.DeepCopy()
+		si.Status.Clusters = nil
+		for _, c := range held {
+			si.Status.Clusters = append(si.Status.Clusters, mcsv1beta1.ClusterStatus{Cluster: c})
+		}
+		cd.ServiceImports = append(cd.ServiceImports, si)
+	}
+	dk := key{Namespace: k.Namespace, Name: names.DerivedServiceName(k.Name)}
+	if s := ci.services[dk]; s != nil && names.IsManaged(s.Labels) {
+		cd.Held = append(cd.Held, Held{Kind: KindService, Namespace: dk.Namespace, Name: dk.Name, Source: held[0], Outside: mem.outside(held[0])})
+	}
+	holdSlices(ci, cd, mem, k)
+}
+
+// holdSlices keeps ci's copies of k whose source cluster was not read.
+func holdSlices(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
+	for _, s := range ci.copies[k] {
+		if src := s.Labels[mcsv1beta1.LabelSourceCluster]; mem.unread(src) {
+			cd.Held = append(cd.Held, Held{Kind: KindEndpointSlice, Namespace: s.Namespace, Name: s.Name, Source: src, Outside: mem.outside(src)})
+		}
 	}
 }
 
@@ -267,7 +417,7 @@ func ownerRef(apiVersion, kind, name string, uid types.UID) []metav1.OwnerRefere
 }
 
 // buildImport adds the ServiceImport, derived Service and EndpointSlices of one service to ci.
-func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, m merged, k key, exporting []string, cons []constituent) {
+func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, mem membership, m merged, k key, exporting []string, cons []constituent) {
 	derived := names.DerivedServiceName(k.Name)
 	dk := key{Namespace: k.Namespace, Name: derived}
 
@@ -296,14 +446,26 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, m me
 			TrafficDistribution:   m.td,
 		},
 	}
-	for _, c := range exporting {
+	// Unread exporters this cluster recorded stay listed: not read is not "not exporting".
+	held := mem.heldSources(ci, k)
+	clusters := map[string]bool{}
+	for _, c := range append(append([]string{}, exporting...), held...) {
+		clusters[c] = true
+	}
+	for _, c := range sortedKeys(clusters) {
 		si.Status.Clusters = append(si.Status.Clusters, mcsv1beta1.ClusterStatus{Cluster: c})
 	}
 	observedSvc := ci.services[dk]
-	if m.typ == mcsv1beta1.ClusterSetIP && observedSvc != nil {
-		si.Spec.IPs = clusterIPs(observedSvc)
+	if observedSvc != nil {
+		// The families this cluster serves the import in, one IP each (KEP: ips match ipFamilies).
+		if fams := sharedFamilies(observedSvc.Spec.IPFamilies, m.ipFamilies); len(fams) > 0 {
+			si.Spec.IPFamilies = fams
+		}
+		if m.typ == mcsv1beta1.ClusterSetIP {
+			si.Spec.IPs = clusterIPs(observedSvc)
+		}
 	}
-	cd.ServiceImports = append(cd.ServiceImports, si)
+	cd.ServiceImports = append(cd.ServiceImports, pruneTo(ci.ImportSchema, si))
 
 	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
@@ -316,6 +478,16 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, m me
 			InternalTrafficPolicy: m.itp,
 			TrafficDistribution:   m.td,
 		},
+	}
+	if len(m.ipFamilies) > 0 {
+		// The exporters' primary family; a dual-stack export asks for the second family too,
+		// which the apiserver adds where the cluster has it.
+		policy := corev1.IPFamilyPolicySingleStack
+		if len(m.ipFamilies) > 1 {
+			policy = corev1.IPFamilyPolicyPreferDualStack
+		}
+		svc.Spec.IPFamilyPolicy = &policy
+		svc.Spec.IPFamilies = []corev1.IPFamily{m.ipFamilies[0]}
 	}
 	if m.typ == mcsv1beta1.Headless {
 		svc.Spec.ClusterIP = corev1.ClusterIPNone
@@ -336,6 +508,7 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, m me
 	}
 	for _, c := range cons {
 		src := findCluster(idx, c.cluster)
+		served := servedPorts(c, m)
 		for _, s := range src.sources[k] {
 			name := names.EndpointSliceName(k.Name, c.cluster, s.Name)
 			if o := ci.slices[key{Namespace: k.Namespace, Name: name}]; o != nil && !names.IsManaged(o.Labels) {
@@ -343,9 +516,73 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, m me
 					Message: "EndpointSlice exists and is not managed by kubectl-mcs"})
 				continue
 			}
-			cd.EndpointSlices = append(cd.EndpointSlices, copySlice(s, name, k, c.cluster, derived, sliceOwner))
+			if cp := copySlice(s, name, k, c.cluster, derived, sliceOwner, served); cp != nil {
+				cd.EndpointSlices = append(cd.EndpointSlices, cp)
+			}
 		}
 	}
+	holdSlices(ci, cd, mem, k)
+}
+
+// servedPorts are the (name, protocol) of the import ports that constituent c's own Service
+// exports exactly as the import does: only for those may its endpoints receive traffic (KEP:
+// traffic for a port goes only to constituents that export that port).
+func servedPorts(c constituent, m merged) map[string]bool {
+	out := map[string]bool{}
+	for _, sp := range c.svc.Spec.Ports {
+		own := mcsapi.Ports([]corev1.ServicePort{sp})[0]
+		for _, p := range m.ports {
+			if samePort(p, own) {
+				out[portKey(p.Name, p.Protocol)] = true
+			}
+		}
+	}
+	return out
+}
+
+func portKey(name string, proto corev1.Protocol) string { return name + "/" + string(normProtocol(proto)) }
+
+func sharedFamilies(have, want []corev1.IPFamily) []corev1.IPFamily {
+	var out []corev1.IPFamily
+	for _, f := range have {
+		for _, w := range want {
+			if f == w {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// pruneTo keeps only what schema declares of obj; obj itself when schema is nil.
+func pruneTo[T any, PT interface {
+	*T
+	runtime.Object
+}](schema Pruner, obj PT) PT {
+	if schema == nil {
+		return obj
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return obj
+	}
+	if len(schema.Prune(u)) == 0 {
+		return obj
+	}
+	out := PT(new(T))
+	if runtime.DefaultUnstructuredConverter.FromUnstructured(u, out) != nil {
+		return obj
+	}
+	return out
+}
+
+// pruneConditions keeps of the conditions what ci's served ServiceExport schema declares.
+func pruneConditions(ci *clusterIndex, exp *mcsv1beta1.ServiceExport, conds []metav1.Condition) []metav1.Condition {
+	if ci == nil || ci.ExportSchema == nil {
+		return conds
+	}
+	e := &mcsv1beta1.ServiceExport{TypeMeta: exp.TypeMeta, Status: mcsv1beta1.ServiceExportStatus{Conditions: conds}}
+	return pruneTo(ci.ExportSchema, e).Status.Conditions
 }
 
 func findCluster(idx []*clusterIndex, id string) *clusterIndex {
@@ -369,7 +606,8 @@ func clusterIPs(s *corev1.Service) []string {
 
 // copySlice copies the endpoints of a source slice. nodeName, targetRef and hints are dropped:
 // they name nodes and pods of the source cluster, which mean nothing (or something else) here.
-func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derived string, owner []metav1.OwnerReference) *discoveryv1.EndpointSlice {
+// Only the ports in served are kept; a slice left with none is not copied (nil).
+func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derived string, owner []metav1.OwnerReference, served map[string]bool) *discoveryv1.EndpointSlice {
 	out := &discoveryv1.EndpointSlice{
 		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: name, OwnerReferences: owner,
@@ -398,7 +636,16 @@ func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derive
 		out.Endpoints = append(out.Endpoints, c)
 	}
 	for _, p := range s.Ports {
-		out.Ports = append(out.Ports, *p.DeepCopy())
+		proto := corev1.ProtocolTCP
+		if p.Protocol != nil {
+			proto = *p.Protocol
+		}
+		if served[portKey(strPtrVal(p.Name), proto)] {
+			out.Ports = append(out.Ports, *p.DeepCopy())
+		}
+	}
+	if len(s.Ports) > 0 && len(out.Ports) == 0 {
+		return nil
 	}
 	return out
 }
@@ -410,6 +657,16 @@ func sortDesired(cd *ClusterDesired) {
 	sort.Slice(cd.Services, func(i, j int) bool { return objLess(cd.Services[i].ObjectMeta, cd.Services[j].ObjectMeta) })
 	sort.Slice(cd.EndpointSlices, func(i, j int) bool {
 		return objLess(cd.EndpointSlices[i].ObjectMeta, cd.EndpointSlices[j].ObjectMeta)
+	})
+	sort.Slice(cd.Held, func(i, j int) bool {
+		a, b := cd.Held[i], cd.Held[j]
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		if a.Name != b.Name {
+			return a.Name < b.Name
+		}
+		return a.Kind < b.Kind
 	})
 	sort.SliceStable(cd.Skipped, func(i, j int) bool {
 		a, b := cd.Skipped[i], cd.Skipped[j]

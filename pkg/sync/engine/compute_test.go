@@ -96,7 +96,10 @@ func TestConflicts(t *testing.T) {
 			},
 		},
 		{
-			name: "port only in one cluster is a union, not a conflict",
+			// SPEC 4 / KEP: the union is served, and any difference is a PortConflict; a
+			// protocol left to its default is no difference.
+			name: "port only in one cluster is a union and a conflict", reasons: []string{"PortConflict"}, disagreeing: []string{"member3"},
+			message: `Conflicting ports. Using "http:80/TCP,metrics:9090/TCP" from oldest service export in "member1". 1/3 clusters disagree.`,
 			mut: func(id string, s *corev1.Service, _ *mcsv1beta1.ServiceExport) {
 				if id == "member3" {
 					s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "metrics", Port: 9090})
@@ -477,7 +480,7 @@ func TestOwnershipSkips(t *testing.T) {
 	if len(d.Clusters["m1"].ServiceImports) != 1 {
 		t.Errorf("m1 should still import")
 	}
-	for _, a := range Plan(obs, d, true) {
+	for _, a := range Plan(obs, d) {
 		if a.Cluster != "m1" {
 			t.Errorf("action in a cluster where a foreign object blocks the import: %+v", a)
 		}
@@ -511,7 +514,7 @@ func TestSources(t *testing.T) {
 	if !reflect.DeepEqual(si.Status.Clusters, []mcsv1beta1.ClusterStatus{{Cluster: "m1"}, {Cluster: "m2"}}) {
 		t.Errorf("status.clusters %v, want m1 and unreachable m2", si.Status.Clusters)
 	}
-	for _, a := range Plan(obs, d, true) {
+	for _, a := range Plan(obs, d) {
 		if a.Cluster == "m2" {
 			t.Errorf("write to unreachable cluster: %+v", a)
 		}

@@ -143,7 +143,7 @@ func FuzzCompute(f *testing.F) {
 	f.Fuzz(func(t *testing.T, b []byte) {
 		obs := genObserved(b)
 		d := Compute(obs)
-		acts := Plan(obs, d, true)
+		acts := Plan(obs, d)
 
 		// Order independence.
 		for seed := uint64(1); seed <= 2; seed++ {
@@ -151,7 +151,7 @@ func FuzzCompute(f *testing.F) {
 			if d2 := Compute(sh); !reflect.DeepEqual(d, d2) {
 				t.Fatalf("Compute depends on input order")
 			}
-			if a2 := Plan(sh, Compute(sh), true); !reflect.DeepEqual(summary(acts), summary(a2)) {
+			if a2 := Plan(sh, Compute(sh)); !reflect.DeepEqual(summary(acts), summary(a2)) {
 				t.Fatalf("Plan depends on input order:\n%q\n%q", summary(acts), summary(a2))
 			}
 		}
@@ -176,8 +176,10 @@ func FuzzCompute(f *testing.F) {
 			}
 		}
 
-		checkPlanSafety(t, obs, acts, true)
-		checkPlanSafety(t, obs, Plan(obs, d, false), false)
+		checkPlanSafety(t, obs, acts)
+		if len(obs.Clusters) > 1 {
+			checkUnreadKept(t, obs)
+		}
 
 		// Idempotence: the apiserver model converges and then Plan stays empty.
 		conv := cloneObs(obs)
@@ -254,9 +256,57 @@ func checkConflicts(t *testing.T, obs Observed, d Desired) {
 	}
 }
 
-// checkPlanSafety: never an action on an unmanaged object or an unreachable cluster, and without
-// allSynced only deletes that are half of a replacement.
-func checkPlanSafety(t *testing.T, obs Observed, acts []Action, allSynced bool) {
+// checkUnreadKept: with the first cluster left unread, nothing that records it as a source is
+// deleted, and no import stops listing it.
+func checkUnreadKept(t *testing.T, full Observed) {
+	obs := cloneObs(full)
+	gone := obs.Clusters[0].ID
+	obs.Clusters = obs.Clusters[1:]
+	byID := map[string]ClusterState{}
+	for _, c := range obs.Clusters {
+		byID[c.ID] = c
+	}
+	for _, a := range Plan(obs, Compute(obs)) {
+		c := byID[a.Cluster]
+		switch a.Kind {
+		case KindEndpointSlice:
+			for _, o := range c.EndpointSlices {
+				if o.Name == a.Name && o.Namespace == a.Namespace && a.Verb == VerbDelete &&
+					names.IsManaged(o.Labels) && o.Labels[mcsv1beta1.LabelSourceCluster] == gone {
+					t.Fatalf("%s unread: its slice deleted: %+v", gone, a)
+				}
+			}
+		case KindServiceImport:
+			for _, o := range c.ServiceImports {
+				if o.Name != a.Name || o.Namespace != a.Namespace || !names.IsManaged(o.Labels) {
+					continue
+				}
+				listed := false
+				for _, cl := range o.Status.Clusters {
+					listed = listed || cl.Cluster == gone
+				}
+				if !listed {
+					continue
+				}
+				if a.Verb == VerbDelete {
+					t.Fatalf("%s unread: an import that lists it deleted: %+v", gone, a)
+				}
+				if a.Verb == VerbStatus || a.Verb == VerbCreate {
+					still := false
+					for _, cl := range a.Object.(*mcsv1beta1.ServiceImport).Status.Clusters {
+						still = still || cl.Cluster == gone
+					}
+					if !still {
+						t.Fatalf("%s unread: dropped from the import's clusters: %+v", gone, a)
+					}
+				}
+			}
+		}
+	}
+}
+
+// checkPlanSafety: never an action on an unmanaged object or an unreachable cluster.
+func checkPlanSafety(t *testing.T, obs Observed, acts []Action) {
 	byID := map[string]ClusterState{}
 	for _, c := range obs.Clusters {
 		byID[c.ID] = c
@@ -295,10 +345,6 @@ func checkPlanSafety(t *testing.T, obs Observed, acts []Action, allSynced bool) 
 		}
 		if found && !names.IsManaged(labels) {
 			t.Fatalf("action on an unmanaged object: %+v", a)
-		}
-		if a.Verb == VerbDelete && !allSynced &&
-			!(i+1 < len(acts) && acts[i+1].Verb == VerbCreate && acts[i+1].Name == a.Name && acts[i+1].Kind == a.Kind) {
-			t.Fatalf("delete before caches synced: %+v", a)
 		}
 	}
 }

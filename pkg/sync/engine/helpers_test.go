@@ -220,11 +220,11 @@ func remove[T any](list []T, i int) []T {
 // converge runs Compute/Plan/apply until Plan is empty and returns the number of passes that wrote.
 func converge(obs *Observed, max int) (int, []Action) {
 	for i := 0; i < max; i++ {
-		acts := Plan(*obs, Compute(*obs), true)
+		acts := Plan(*obs, Compute(*obs))
 		if len(acts) == 0 {
 			return i, nil
 		}
 		apply(obs, acts)
 	}
-	return max, Plan(*obs, Compute(*obs), true)
+	return max, Plan(*obs, Compute(*obs))
 }

@@ -230,45 +230,40 @@ func mergeConstituents(ns, name string, cons []constituent) merged {
 
 // mergePorts takes the union of all constituents' ports, oldest first. An empty name is a name
 // too: two unnamed ports could not coexist on the derived Service. Collisions inside one Service
-// are not conflicts between clusters, so they are dropped silently.
+// are not conflicts between clusters, so they are dropped silently. Any constituent whose own set
+// of ports differs from the oldest's disagrees (SPEC 4, KEP: any difference is a PortConflict),
+// whether or not its ports collide with the union.
 func mergePorts(cons []constituent) ([]mcsv1beta1.ServicePort, []string) {
 	var out []mcsv1beta1.ServicePort
-	var owner []string
-	byName := map[string]int{}
-	byPP := map[string]int{}
-	dis := map[string]bool{}
-	for _, c := range cons {
-		for _, sp := range c.svc.Spec.Ports {
-			p := mcsv1beta1.ServicePort{Name: sp.Name, Protocol: normProtocol(sp.Protocol), Port: sp.Port}
-			if sp.AppProtocol != nil {
-				ap := *sp.AppProtocol
-				p.AppProtocol = &ap
-			}
-			pp := string(p.Protocol) + "/" + strconv.Itoa(int(p.Port))
-			if i, ok := byName[p.Name]; ok {
-				if owner[i] != c.cluster && !samePort(out[i], p) {
-					dis[c.cluster] = true
-				}
-				continue
-			}
-			if i, ok := byPP[pp]; ok {
-				if owner[i] != c.cluster {
-					dis[c.cluster] = true // same (protocol, port), different name
-				}
-				continue
-			}
-			byName[p.Name] = len(out)
-			byPP[pp] = len(out)
-			out = append(out, p)
-			owner = append(owner, c.cluster)
-		}
-	}
+	byName := map[string]bool{}
+	byPP := map[string]bool{}
 	var clusters []string
-	for c := range dis {
-		clusters = append(clusters, c)
+	want := portSet(cons[0].svc.Spec.Ports)
+	for i, c := range cons {
+		if i > 0 && portSet(c.svc.Spec.Ports) != want {
+			clusters = append(clusters, c.cluster)
+		}
+		for _, p := range mcsapi.Ports(c.svc.Spec.Ports) {
+			pp := string(p.Protocol) + "/" + strconv.Itoa(int(p.Port))
+			if byName[p.Name] || byPP[pp] {
+				continue // a duplicate takes the oldest's definition
+			}
+			byName[p.Name], byPP[pp] = true, true
+			out = append(out, p)
+		}
 	}
 	sort.Strings(clusters)
 	return out, clusters
+}
+
+// portSet renders a Service's ports order-independently, for comparison.
+func portSet(ps []corev1.ServicePort) string {
+	parts := make([]string, 0, len(ps))
+	for _, p := range mcsapi.Ports(ps) {
+		parts = append(parts, renderPort(p))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
 }
 
 func samePort(a, b mcsv1beta1.ServicePort) bool {

@@ -22,14 +22,14 @@ var ownedConditionTypes = map[string]bool{
 }
 
 // Plan returns the writes that take the reachable clusters of obs to want. Objects without the
-// managed-by label are never touched. Stale objects are deleted only when allSynced, since a
-// cache that has not synced yet looks exactly like a service that was unexported.
+// managed-by label are never touched, nor are objects of services outside obs.Services or held
+// for an unread source cluster (want's Held): a member that was not read is not "not exporting".
 //
 // Order matters to the writer: actions are sorted by cluster, kind (ServiceImport, Service,
 // EndpointSlice, ServiceExportStatus), namespace, name, then verb (delete, create, update,
 // status). A ServiceImport create is followed by a status action because status is a
 // subresource; a delete followed by a create of the same object replaces an immutable field.
-func Plan(obs Observed, want Desired, allSynced bool) []Action {
+func Plan(obs Observed, want Desired) []Action {
 	fm := obs.FieldManager
 	if fm == "" {
 		fm = names.FieldManager
@@ -40,7 +40,7 @@ func Plan(obs Observed, want Desired, allSynced bool) []Action {
 		if !ci.Reachable || cd == nil {
 			continue // no desired state for it means we know nothing to do there, not "delete all"
 		}
-		out = append(out, planCluster(ci, cd, fm, allSynced)...)
+		out = append(out, planCluster(obs, ci, cd, fm)...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return actionLess(out[i], out[j]) })
 	return out
@@ -65,7 +65,7 @@ func actionLess(a, b Action) bool {
 	return verbOrder[a.Verb] < verbOrder[b.Verb]
 }
 
-func planCluster(ci *clusterIndex, cd *ClusterDesired, fm string, allSynced bool) []Action {
+func planCluster(obs Observed, ci *clusterIndex, cd *ClusterDesired, fm string) []Action {
 	var out []Action
 	add := func(kind, verb string, m metav1.ObjectMeta, obj runtime.Object) {
 		a := Action{Cluster: ci.ID, Kind: kind, Namespace: m.Namespace, Name: m.Name, Verb: verb}
@@ -106,8 +106,9 @@ func planCluster(ci *clusterIndex, cd *ClusterDesired, fm string, allSynced bool
 		case o == nil:
 			add(KindService, VerbCreate, d.ObjectMeta, d)
 		case !names.IsManaged(o.Labels):
-		case (o.Spec.ClusterIP == corev1.ClusterIPNone) != (d.Spec.ClusterIP == corev1.ClusterIPNone):
-			// clusterIP is immutable: headless <-> ClusterSetIP needs a new Service.
+		case (o.Spec.ClusterIP == corev1.ClusterIPNone) != (d.Spec.ClusterIP == corev1.ClusterIPNone) ||
+			(len(d.Spec.IPFamilies) > 0 && len(o.Spec.IPFamilies) > 0 && o.Spec.IPFamilies[0] != d.Spec.IPFamilies[0]):
+			// clusterIP and the primary IP family are immutable: a change needs a new Service.
 			add(KindService, VerbDelete, d.ObjectMeta, nil)
 			add(KindService, VerbCreate, d.ObjectMeta, d)
 		case !metaMatches(o.ObjectMeta, d.ObjectMeta, fm) || !serviceSpecEqual(o.Spec, d.Spec):
@@ -144,26 +145,33 @@ func planCluster(ci *clusterIndex, cd *ClusterDesired, fm string, allSynced bool
 		}
 	}
 
-	if !allSynced {
-		return out
+	held := map[string]bool{}
+	for _, h := range cd.Held {
+		held[h.Kind+"/"+h.Namespace+"/"+h.Name] = true
+	}
+	stale := func(kind string, o metav1.ObjectMeta, service string, wanted map[key]bool) bool {
+		return service != "" && names.IsManaged(o.Labels) && !wanted[key{Namespace: o.Namespace, Name: o.Name}] &&
+			!held[kind+"/"+o.Namespace+"/"+o.Name] && inScope(obs, key{Namespace: o.Namespace, Name: service})
 	}
 	// Stale objects: besides the managed-by label each kind must carry the mark sync gives it, so
-	// that objects other kubectl-mcs commands created are never collected here.
+	// that objects other kubectl-mcs commands created are never collected here, and the mark must
+	// name a service this observation decides.
 	for _, o := range ci.ServiceImports {
-		if names.IsManaged(o.Labels) && o.Annotations[names.DerivedServiceAnnotation] != "" &&
-			!wantImp[key{Namespace: o.Namespace, Name: o.Name}] {
+		svc := ""
+		if o.Annotations[names.DerivedServiceAnnotation] != "" {
+			svc = o.Name
+		}
+		if stale(KindServiceImport, o.ObjectMeta, svc, wantImp) {
 			add(KindServiceImport, VerbDelete, o.ObjectMeta, nil)
 		}
 	}
 	for _, o := range ci.Services {
-		if names.IsManaged(o.Labels) && o.Labels[mcsv1beta1.LabelServiceName] != "" &&
-			!wantSvc[key{Namespace: o.Namespace, Name: o.Name}] {
+		if stale(KindService, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSvc) {
 			add(KindService, VerbDelete, o.ObjectMeta, nil)
 		}
 	}
 	for _, o := range ci.EndpointSlices {
-		if names.IsManaged(o.Labels) && o.Labels[mcsv1beta1.LabelSourceCluster] != "" &&
-			!wantSlice[key{Namespace: o.Namespace, Name: o.Name}] {
+		if o.Labels[mcsv1beta1.LabelSourceCluster] != "" && stale(KindEndpointSlice, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSlice) {
 			add(KindEndpointSlice, VerbDelete, o.ObjectMeta, nil)
 		}
 	}
@@ -295,6 +303,10 @@ func serviceSpecEqual(o, d corev1.ServiceSpec) bool {
 	}
 	if normAffinity(d.SessionAffinity) == corev1.ServiceAffinityClientIP &&
 		affinityTimeout(o.SessionAffinityConfig) != affinityTimeout(d.SessionAffinityConfig) {
+		return false
+	}
+	// The policy and primary family we ask for; the apiserver fills in the rest.
+	if d.IPFamilyPolicy != nil && (o.IPFamilyPolicy == nil || *o.IPFamilyPolicy != *d.IPFamilyPolicy) {
 		return false
 	}
 	for i := range o.Ports {

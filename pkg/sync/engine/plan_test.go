@@ -56,7 +56,7 @@ func twoExporters() Observed {
 
 func TestPlanFirstPassAndConvergence(t *testing.T) {
 	obs := twoExporters()
-	acts := Plan(obs, Compute(obs), true)
+	acts := Plan(obs, Compute(obs))
 	s1a, s2b := names.EndpointSliceName("serve", "m1", "serve-a"), names.EndpointSliceName("serve", "m2", "serve-b")
 	var want []string
 	for _, c := range []string{"m1", "m2", "m3"} {
@@ -144,7 +144,7 @@ func TestPlanIgnoresApiserverNoise(t *testing.T) {
 			o.Status.Conditions = append(o.Status.Conditions, metav1.Condition{Type: "SomeoneElse", Status: "True", Reason: "X"})
 		}
 	}
-	if acts := Plan(obs, Compute(obs), true); len(acts) != 0 {
+	if acts := Plan(obs, Compute(obs)); len(acts) != 0 {
 		t.Errorf("steady state with foreign fields writes: %q", summary(acts))
 	}
 }
@@ -170,7 +170,7 @@ func TestPlanDefaultsDoNotCauseWrites(t *testing.T) {
 		o.Spec.Ports[0].Protocol != "TCP" || len(o.Spec.ClusterIPs) == 0 {
 		t.Fatalf("test premise: observed %+v\ndesired %+v", o.Spec, want.Spec)
 	}
-	if acts := Plan(obs, Compute(obs), true); len(acts) != 0 {
+	if acts := Plan(obs, Compute(obs)); len(acts) != 0 {
 		t.Errorf("defaults caused writes: %q", summary(acts))
 	}
 }
@@ -182,16 +182,18 @@ func TestPlanDeletes(t *testing.T) {
 	}
 	s2b := names.EndpointSliceName("serve", "m2", "serve-b")
 
+	// m2 not read (down since start, not synced, outside --contexts): not "not exporting".
+	unread := cloneObs(obs)
+	unread.Clusters = []ClusterState{unread.Clusters[0], unread.Clusters[2]}
+	if acts := Plan(unread, Compute(unread)); len(acts) != 0 {
+		t.Errorf("m2 not read: actions %q, want none", summary(acts))
+	}
+
 	oneGone := cloneObs(obs)
 	oneGone.Clusters[1].ServiceExports = nil
 	d := Compute(oneGone)
-	for _, a := range Plan(oneGone, d, false) {
-		if a.Verb == VerbDelete {
-			t.Errorf("delete before all caches synced: %+v", a)
-		}
-	}
 	var deletes []string
-	for _, a := range Plan(oneGone, d, true) {
+	for _, a := range Plan(oneGone, d) {
 		if a.Verb == VerbDelete {
 			deletes = append(deletes, a.Cluster+" "+a.Kind+" "+a.Name)
 		}
@@ -203,7 +205,7 @@ func TestPlanDeletes(t *testing.T) {
 
 	allGone := cloneObs(obs)
 	allGone.Clusters[0].ServiceExports, allGone.Clusters[1].ServiceExports = nil, nil
-	acts := Plan(allGone, Compute(allGone), true)
+	acts := Plan(allGone, Compute(allGone))
 	perCluster := map[string]int{}
 	for _, a := range acts {
 		if a.Verb != VerbDelete || a.Object != nil {
@@ -238,7 +240,7 @@ func TestPlanNeverTouchesUnmanaged(t *testing.T) {
 		Labels:      map[string]string{names.ManagedByLabel: names.ManagedByValue},
 		Annotations: map[string]string{names.DerivedServiceAnnotation: "derived-gone"}}}
 	obs := Observed{Now: now, Clusters: []ClusterState{member("m1", unmanagedImp, unmanagedSvc, unmanagedSlice, exposeImp, staleImp)}}
-	acts := Plan(obs, Compute(obs), true)
+	acts := Plan(obs, Compute(obs))
 	if got, want := summary(acts), []string{"m1 delete ServiceImport demo/gone"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("actions %q, want %q", got, want)
 	}
@@ -249,7 +251,7 @@ func TestPlanNeverTouchesUnmanaged(t *testing.T) {
 		Services:       []*corev1.Service{{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "derived-old"}}},
 		EndpointSlices: []*discoveryv1.EndpointSlice{{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "x"}}},
 	}}}
-	if acts := Plan(obs, d, true); len(acts) != 1 || acts[0].Name != "gone" {
+	if acts := Plan(obs, d); len(acts) != 1 || acts[0].Name != "gone" {
 		t.Errorf("actions on unmanaged objects: %q", summary(acts))
 	}
 }
@@ -272,7 +274,7 @@ func TestPlanExportConditions(t *testing.T) {
 	}
 	later := obs
 	later.Now = metav1.NewTime(now.Add(3600e9))
-	if acts := Plan(later, Compute(later), true); len(acts) != 0 {
+	if acts := Plan(later, Compute(later)); len(acts) != 0 {
 		t.Fatalf("transition time alone caused writes: %q", summary(acts))
 	}
 
@@ -285,7 +287,7 @@ func TestPlanExportConditions(t *testing.T) {
 		}
 	}
 	var status *Action
-	for _, a := range Plan(later, Compute(later), false) {
+	for _, a := range Plan(later, Compute(later)) {
 		if a.Kind == KindServiceExportStatus {
 			status = &a
 		}
@@ -322,12 +324,12 @@ func TestPlanDropsLabelsWeSetEarlier(t *testing.T) {
 		t.Fatalf("exported label missing: %v", imp.Labels)
 	}
 	obs.Clusters[0].ServiceExports[0].Spec.ExportedLabels = nil
-	if acts := Plan(obs, Compute(obs), true); len(acts) != 0 {
+	if acts := Plan(obs, Compute(obs)); len(acts) != 0 {
 		t.Errorf("without managedFields a leftover label is somebody else's: %q", summary(acts))
 	}
 	imp.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: names.FieldManager, Operation: metav1.ManagedFieldsOperationApply,
 		FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:metadata":{"f:labels":{"f:tier":{},"f:app.kubernetes.io/managed-by":{}}},"f:spec":{"f:type":{}}}`)}}}
-	acts := Plan(obs, Compute(obs), true)
+	acts := Plan(obs, Compute(obs))
 	if got := summary(acts); !reflect.DeepEqual(got, []string{"m1 update ServiceImport demo/serve"}) {
 		t.Errorf("actions %q, want an update of the import", got)
 	}
@@ -344,7 +346,7 @@ func TestPlanHeadlessSwitchReplacesService(t *testing.T) {
 		}
 	}
 	var got []string
-	for _, a := range Plan(obs, Compute(obs), false) {
+	for _, a := range Plan(obs, Compute(obs)) {
 		if a.Kind != KindServiceExportStatus {
 			got = append(got, a.Verb+" "+a.Kind+" "+a.Name)
 		}

@@ -17,6 +17,26 @@ type Observed struct {
 	// FieldManager is the server-side apply manager the writer uses (default names.FieldManager).
 	// Plan reads managedFields with it to notice labels/annotations we set earlier and must drop.
 	FieldManager string
+
+	// Membership. Clusters are the members whose caches were read (reachable now or not). A
+	// source cluster that is neither among them nor Evicted is unread (down since start, not
+	// synced yet, or outside --contexts): what the clusterset recorded about it (ServiceImport
+	// status.clusters, slice source-cluster labels) stands, and nothing of it is deleted.
+	// Evicted are members read before and unreachable past --unreachable-timeout: their records
+	// no longer stand. Members lists every cluster ID of the clusterset, read or not; a recorded
+	// source outside it is reported as such (nil: no such report).
+	Evicted []string
+	Members []string
+	// Services, when set, are the only services this observation decides: objects of other
+	// services that it happens to hold (a Service named derived-X belongs to X) are never
+	// touched. Nil decides every service found.
+	Services []types.NamespacedName
+}
+
+// Pruner is what a member's served CRD schema declares (crdschema.Schema): Prune removes from an
+// object's content every field the schema does not hold. A nil Pruner holds everything.
+type Pruner interface {
+	Prune(obj map[string]any) []string
 }
 
 // ClusterState is one member cluster. IDs must be unique within an Observed.
@@ -31,6 +51,10 @@ type ClusterState struct {
 	Services       []*corev1.Service
 	EndpointSlices []*discoveryv1.EndpointSlice
 	ServiceImports []*mcsv1beta1.ServiceImport
+
+	// ImportSchema and ExportSchema are the member's served ServiceImport and ServiceExport
+	// schemas: only what they declare is written there, and compared.
+	ImportSchema, ExportSchema Pruner
 }
 
 // Desired is what every reachable cluster should hold.
@@ -50,6 +74,15 @@ type ClusterDesired struct {
 	// Conflict) for every ServiceExport of this cluster, LastTransitionTime already resolved.
 	ExportConditions map[types.NamespacedName][]metav1.Condition
 	Skipped          []Skip
+	// Held are managed objects kept as they are because they stand for an unread source cluster.
+	Held []Held
+}
+
+// Held is an object that stands for a source cluster that was not read.
+type Held struct {
+	Kind, Namespace, Name string
+	Source                string // the unread source cluster
+	Outside               bool   // Source is not a member of the clusterset at all
 }
 
 // Conflict is one disagreement between the constituents of an exported service.

@@ -2,6 +2,8 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -9,6 +11,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -38,18 +41,80 @@ type member struct {
 	hasSynced []cache.InformerSynced
 	recent    recent // our writes the informers have not shown yet
 
+	// Guarded by mu. synced is set once, when the caches first synced: from then on the member
+	// has been read, and the stores above are complete (they are set before it).
 	mu          sync.Mutex
 	synced      bool
 	reachable   bool
 	unreachable time.Time // when it was last seen turning unreachable
+	joinErr     error     // why it has not joined yet
+	// The member's served ServiceImport/ServiceExport schemas (nil: declare everything).
+	importSchema, exportSchema engine.Pruner
+}
+
+// state is a consistent snapshot of the member's lifecycle.
+func (m *member) state() (synced, reachable bool, since time.Time) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.synced, m.reachable, m.unreachable
+}
+
+// joinBackoff paces the attempts to reach a member that is down or has no mcs-api CRDs yet.
+func joinBackoff() wait.Backoff {
+	return wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 15 * time.Second}
+}
+
+// join reaches a member until it answers, starts its informers and waits, as long as it takes,
+// for their first sync; only then does the member count as read. Until that, what the
+// clusterset recorded about it stands (engine.Observed).
+func (r *Reconciler) join(ctx context.Context, m *member) {
+	backoff := joinBackoff()
+	for attempt := 0; ; attempt++ {
+		err := m.start(ctx, r.opts.Namespace, r.enqueue, r.opts.LoadSchemas)
+		if err == nil {
+			break
+		}
+		m.mu.Lock()
+		m.joinErr = err
+		m.mu.Unlock()
+		if attempt == 0 {
+			klog.InfoS("member not read yet; retrying, its recorded exports stand meanwhile", "cluster", m.ID, "err", err)
+		} else {
+			klog.V(2).InfoS("member still not reachable", "cluster", m.ID, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff.Step()):
+		}
+	}
+	// The informers retry their lists by themselves; a late sync joins all the same.
+	if wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		return m.cachesSynced(), nil
+	}) != nil {
+		return
+	}
+	m.mu.Lock()
+	m.synced, m.reachable, m.joinErr = true, true, nil
+	m.mu.Unlock()
+	klog.InfoS("member joined", "cluster", m.ID, "mcsVersion", m.version)
+	r.requeueAll()
+	r.probe(ctx, m)
 }
 
 // start builds and runs the informers. Only what the engine reads is watched; onChange gets the
 // service key ("ns/name") that an event concerns.
-func (m *member) start(ctx context.Context, namespace string, onChange func(key string)) error {
+func (m *member) start(ctx context.Context, namespace string, onChange func(key string), loadSchemas SchemaLoader) error {
 	v, err := mcsapi.ServedVersion(m.Discovery)
 	if err != nil {
 		return err
+	}
+	if loadSchemas != nil {
+		imp, exp, err := loadSchemas(ctx, m.Member, v)
+		if err != nil {
+			return fmt.Errorf("reading the served mcs-api schemas: %w", err)
+		}
+		m.importSchema, m.exportSchema = imp, exp
 	}
 	m.version = v
 	kf := informers.NewSharedInformerFactoryWithOptions(m.Client, 0, informers.WithNamespace(namespace))

@@ -22,8 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/csaupgrade"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -43,7 +46,13 @@ type Options struct {
 	UnreachableTimeout time.Duration // 0 keeps an unreachable member's endpoints forever
 	ProbeInterval      time.Duration // health probe period in watch mode (default 1s)
 	Metrics            *Metrics      // nil: no metrics
+	// LoadSchemas reads a member's served ServiceImport and ServiceExport schemas when it joins
+	// (nil: every field is written).
+	LoadSchemas SchemaLoader
 }
+
+// SchemaLoader reads the served ServiceImport and ServiceExport schemas of mcs-api version v.
+type SchemaLoader func(ctx context.Context, m *clusterset.Member, v string) (imp, exp engine.Pruner, err error)
 
 // Change is one write the reconciler made (or would make, under dry run).
 type Change struct {
@@ -55,7 +64,6 @@ type Change struct {
 type Reconciler struct {
 	opts    Options
 	members []*member
-	failed  map[string]error // members that could not be started at all
 	queue   workqueue.TypedRateLimitingInterface[string]
 	writes  atomic.Int64
 
@@ -64,6 +72,7 @@ type Reconciler struct {
 	nConflicts int // total of conflicts, for the metric without walking them
 	skips      map[string][]string
 	changes    []Change
+	started    bool
 	now        func() time.Time
 }
 
@@ -77,7 +86,6 @@ func New(members []*clusterset.Member, opts Options) *Reconciler {
 	}
 	r := &Reconciler{
 		opts:      opts,
-		failed:    map[string]error{},
 		conflicts: map[string][]engine.Conflict{},
 		skips:     map[string][]string{},
 		now:       time.Now,
@@ -85,59 +93,59 @@ func New(members []*clusterset.Member, opts Options) *Reconciler {
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: "kubectl-mcs"}),
 	}
 	for _, m := range members {
-		r.members = append(r.members, &member{Member: m, reachable: m.Err == nil})
+		r.members = append(r.members, &member{Member: m, joinErr: m.Err})
 	}
 	return r
 }
 
-// Start runs the informers of every reachable member.
+// Start joins every member in the background: each is retried with backoff until it answers
+// and its caches sync, however late (see join).
 func (r *Reconciler) Start(ctx context.Context) {
 	for _, m := range r.members {
-		if m.Err != nil {
-			r.failed[m.ID] = m.Err
-			continue
+		if m.Client == nil {
+			continue // no client could be built from its kubeconfig: nothing to retry
 		}
-		if err := m.start(ctx, r.opts.Namespace, r.enqueue); err != nil {
-			r.failed[m.ID] = err
-			m.reachable = false
-		}
+		go r.join(ctx, m)
 	}
 }
 
-// WaitForSync waits until every started member's caches have synced, or the timeout.
+// WaitForSync waits until every member that answered at connect has joined, or the timeout.
+// Members that have not are not read: their recorded exports stand, and they join when they can.
 func (r *Reconciler) WaitForSync(ctx context.Context, timeout time.Duration) {
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		all := true
 		for _, m := range r.members {
-			if m.hasSynced == nil {
-				continue
-			}
-			if m.cachesSynced() {
-				m.mu.Lock()
-				m.synced = true
-				m.mu.Unlock()
-			} else {
-				all = false
+			if synced, _, _ := m.state(); !synced && m.Err == nil {
+				return false, nil
 			}
 		}
-		return all, nil
+		return true, nil
 	})
 }
 
-// Unreachable lists the members that are not reachable now, with why.
+// Unreachable lists the members that cannot be read now, with why.
 func (r *Reconciler) Unreachable() map[string]string {
 	out := map[string]string{}
-	for id, err := range r.failed {
-		out[id] = err.Error()
-	}
 	for _, m := range r.members {
 		m.mu.Lock()
-		if !m.reachable && out[m.ID] == "" {
+		switch {
+		case !m.synced && m.joinErr != nil:
+			out[m.ID] = "not read: " + m.joinErr.Error()
+		case !m.synced:
+			out[m.ID] = "not read: caches not synced yet"
+		case !m.reachable:
 			out[m.ID] = "unreachable since " + m.unreachable.Format(time.RFC3339)
 		}
 		m.mu.Unlock()
 	}
 	return out
+}
+
+// requeueAll asks for a decision on every known service (a member joined, or its reachability
+// changed).
+func (r *Reconciler) requeueAll() {
+	for _, k := range r.allKeys() {
+		r.queue.Add(k)
+	}
 }
 
 func (r *Reconciler) enqueue(key string) {
@@ -158,7 +166,7 @@ func (r *Reconciler) allKeys() []string { return r.keysIn("") }
 func (r *Reconciler) keysIn(ns string) []string {
 	seen := map[string]bool{}
 	for _, m := range r.members {
-		if m.exports == nil {
+		if synced, _, _ := m.state(); !synced {
 			continue
 		}
 		for _, k := range m.keys(ns) {
@@ -205,12 +213,7 @@ func (r *Reconciler) SyncAll(ctx context.Context) error {
 // Run processes the queue until ctx ends: the `--watch` loop.
 func (r *Reconciler) Run(ctx context.Context, workers int) {
 	defer r.queue.ShutDown()
-	for _, k := range r.allKeys() {
-		r.queue.Add(k)
-	}
-	for _, m := range r.members {
-		go r.probe(ctx, m)
-	}
+	r.requeueAll()
 	for i := 0; i < workers; i++ {
 		go wait.UntilWithContext(ctx, r.worker, time.Second)
 	}
@@ -258,9 +261,7 @@ func (r *Reconciler) probe(ctx context.Context, m *member) {
 		m.mu.Unlock()
 		if was != m.reachable {
 			klog.InfoS("member reachability changed", "cluster", m.ID, "reachable", m.reachable)
-			for _, k := range r.allKeys() {
-				r.queue.Add(k)
-			}
+			r.requeueAll()
 		}
 	}, r.opts.ProbeInterval)
 }
@@ -271,51 +272,48 @@ func (r *Reconciler) evictExpired(context.Context) {
 		expired := !m.reachable && !m.unreachable.IsZero() && r.now().Sub(m.unreachable) > r.opts.UnreachableTimeout
 		m.mu.Unlock()
 		if expired {
-			for _, k := range r.allKeys() {
-				r.queue.Add(k)
-			}
+			r.requeueAll()
 			return
 		}
 	}
 }
 
-// observe gathers what every member knows of one service.
-func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
-	obs := engine.Observed{Now: metav1.NewTime(r.now()), FieldManager: r.opts.FieldManager}
-	allSynced := len(r.failed) == 0
+// observe gathers what every read member knows of one service. Members not read yet are left
+// out (the engine keeps what the clusterset recorded about them); so is, for this service only, a
+// member whose ServiceExport does not decode, which is reported in problems.
+func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []string) {
+	obs = engine.Observed{Now: metav1.NewTime(r.now()), FieldManager: r.opts.FieldManager,
+		Services: []types.NamespacedName{{Namespace: ns, Name: name}}}
 	derived := names.DerivedServiceName(name)
 	ours := labels.SelectorFromSet(labels.Set{mcsv1beta1.LabelServiceName: name})
 	for _, m := range r.members {
-		m.mu.Lock()
-		reachable, synced, since := m.reachable, m.synced, m.unreachable
-		m.mu.Unlock()
-		if m.exports == nil {
-			continue // never reached: nothing known of it
-		}
+		obs.Members = append(obs.Members, m.ID)
+		synced, reachable, since := m.state()
 		if !synced {
-			allSynced = false
 			continue
 		}
 		if !reachable && r.opts.UnreachableTimeout > 0 && r.now().Sub(since) > r.opts.UnreachableTimeout {
-			continue // evicted: its endpoints leave the other clusters
+			obs.Evicted = append(obs.Evicted, m.ID) // its endpoints leave the other clusters
+			continue
 		}
-		cs := engine.ClusterState{ID: m.ID, Reachable: reachable}
-		if _, err := m.namespaces.Get(ns); err == nil {
+		cs := engine.ClusterState{ID: m.ID, Reachable: reachable, ImportSchema: m.importSchema, ExportSchema: m.exportSchema}
+		// A terminating namespace imports nothing: creates there would fail until it is gone.
+		if n, err := m.namespaces.Get(ns); err == nil && n.DeletionTimestamp == nil && n.Status.Phase != corev1.NamespaceTerminating {
 			cs.Namespaces = []string{ns}
 		}
 		named := func(o metav1.Object) bool { return o.GetName() == name }
 		se, err := cached[mcsv1beta1.ServiceExport](m.exports, ns, name)
 		if err != nil {
-			return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
+			problems = append(problems, fmt.Sprintf("cluster %q: ServiceExport %s/%s: %v; what this cluster recorded for it stands", m.ID, ns, name, err))
+			continue
 		}
-		cs.ServiceExports = se
-		cs.ServiceExports = overlay(&m.recent, engine.KindServiceExportStatus, ns, cs.ServiceExports, func(o *mcsv1beta1.ServiceExport) bool { return named(o) })
+		cs.ServiceExports = overlay(&m.recent, engine.KindServiceExportStatus, ns, se, func(o *mcsv1beta1.ServiceExport) bool { return named(o) })
 		si, err := cached[mcsv1beta1.ServiceImport](m.imports, ns, name)
 		if err != nil {
-			return obs, false, fmt.Errorf("cluster %q: %w", m.ID, err)
+			problems = append(problems, fmt.Sprintf("cluster %q: ServiceImport %s/%s: %v; not importing there", m.ID, ns, name, err))
+			continue
 		}
-		cs.ServiceImports = si
-		cs.ServiceImports = overlay(&m.recent, engine.KindServiceImport, ns, cs.ServiceImports, func(o *mcsv1beta1.ServiceImport) bool { return named(o) })
+		cs.ServiceImports = overlay(&m.recent, engine.KindServiceImport, ns, si, func(o *mcsv1beta1.ServiceImport) bool { return named(o) })
 		for _, n := range []string{name, derived} {
 			if s, err := m.services.Services(ns).Get(n); err == nil {
 				cs.Services = append(cs.Services, s)
@@ -337,7 +335,7 @@ func (r *Reconciler) observe(ns, name string) (engine.Observed, bool, error) {
 		})
 		obs.Clusters = append(obs.Clusters, cs)
 	}
-	return obs, allSynced, nil
+	return obs, problems
 }
 
 // cached is the object ns/name of a dynamic informer's store as a *T: none or one.
@@ -363,18 +361,17 @@ func (r *Reconciler) syncKey(ctx context.Context, key string) error {
 	const maxRounds = 8
 	var errs []string
 	for round := 0; ; round++ {
-		obs, allSynced, err := r.observe(ns, name)
-		if err != nil {
-			return err
-		}
+		obs, problems := r.observe(ns, name)
 		want := engine.Compute(obs)
-		actions := engine.Plan(obs, want, allSynced)
-		r.record(key, want)
+		actions := engine.Plan(obs, want)
+		r.record(key, want, problems)
 		if len(actions) == 0 {
 			break
 		}
 		if round == maxRounds {
-			r.enqueue(key) // unusual churn: come back later rather than spin
+			// Unusual churn, or an apiserver that drops what we write: back off, never spin.
+			errs = append(errs, fmt.Sprintf("service %s still wants writes after %d rounds (first: %s %s %s/%s in %q); retrying with backoff",
+				key, maxRounds, actions[0].Verb, actions[0].Kind, actions[0].Namespace, actions[0].Name, actions[0].Cluster))
 			break
 		}
 		if r.opts.DryRun {
@@ -400,7 +397,7 @@ var (
 )
 
 // record keeps the conflicts and skipped objects of one service for the reports.
-func (r *Reconciler) record(key string, want engine.Desired) {
+func (r *Reconciler) record(key string, want engine.Desired, problems []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.nConflicts += len(want.Conflicts) - len(r.conflicts[key])
@@ -412,10 +409,16 @@ func (r *Reconciler) record(key string, want engine.Desired) {
 	if m := r.opts.Metrics; m != nil {
 		m.Conflicts.Set(float64(r.nConflicts))
 	}
-	var skips []string
+	skips := append([]string(nil), problems...)
 	for id, cd := range want.Clusters {
 		for _, s := range cd.Skipped {
 			skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: %s", id, s.Kind, s.Namespace, s.Name, s.Message))
+		}
+		for _, h := range cd.Held {
+			if h.Outside {
+				skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: its source cluster %q is not in the clusterset; left alone",
+					id, h.Kind, h.Namespace, h.Name, h.Source))
+			}
 		}
 	}
 	sort.Strings(skips)
@@ -506,25 +509,46 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 	if r.opts.Metrics != nil {
 		r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, a.Verb).Inc()
 	}
+	last := observedObject(obs, a)
 	if a.Verb == engine.VerbDelete {
-		err := res.Delete(ctx, a.Name, metav1.DeleteOptions{})
-		if err != nil && !apierrors.IsNotFound(err) {
+		var opts metav1.DeleteOptions
+		if last != nil && last.GetUID() != "" {
+			// Only the object we decided about: not one somebody made in its place since.
+			uid := last.GetUID()
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
+		}
+		err := res.Delete(ctx, a.Name, opts)
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
 			return fmt.Errorf("%s: delete: %w", ref, err)
 		}
-		if last := observedObject(obs, a); last != nil {
+		if last != nil {
 			m.recent.deleted(a.Kind, last)
 		}
 		return nil
 	}
-	body, err := applyBody(a, apiVersion, kind)
+	body, err := applyBody(a, apiVersion, kind, writeUID(a, last))
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
 	}
 	if a.Verb == engine.VerbStatus {
 		sub = "status"
 	}
-	force := true
-	out, err := res.Patch(ctx, a.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: r.opts.FieldManager, Force: &force}, subresources(sub)...)
+	var out *unstructured.Unstructured
+	if a.Verb == engine.VerbCreate {
+		out, err = r.create(ctx, res, body)
+		if apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("%s: exists already and was not created by kubectl-mcs; left alone", ref)
+		}
+	} else {
+		if err := r.upgradeOwnership(ctx, res, a, last); err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		force := true
+		out, err = res.Patch(ctx, a.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: r.opts.FieldManager, Force: &force}, subresources(sub)...)
+		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+			return fmt.Errorf("%s: %s: replaced by another object since it was read; deciding again", ref, a.Verb)
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", ref, a.Verb, err)
 	}
@@ -609,8 +633,58 @@ var ownConditions = map[string]bool{
 	string(mcsv1beta1.ServiceExportConditionConflict): true,
 }
 
-// applyBody is the apply configuration of an action: only the fields we own.
-func applyBody(a engine.Action, apiVersion, kind string) ([]byte, error) {
+// create writes a new object with a plain create, which fails on an existing one: a forced apply
+// would silently take over an object of the same name that the cache had not shown yet.
+func (r *Reconciler) create(ctx context.Context, res dynamic.ResourceInterface, body []byte) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(body, &u.Object); err != nil {
+		return nil, err
+	}
+	return res.Create(ctx, u, metav1.CreateOptions{FieldManager: r.opts.FieldManager})
+}
+
+// upgradeOwnership hands the fields that our create set (owned through an Update operation) to
+// our apply manager before the first apply, so that an apply that leaves a field out (a port, a
+// label) removes it instead of leaving it co-owned. EndpointSlices need none: every field of
+// ours there is a scalar or an atomic list, which an apply replaces whole.
+func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceInterface, a engine.Action, last metav1.Object) error {
+	if a.Verb != engine.VerbUpdate || a.Kind == engine.KindEndpointSlice {
+		return nil
+	}
+	o, ok := last.(runtime.Object)
+	if !ok {
+		return nil
+	}
+	fm := r.opts.FieldManager
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(o, sets.New(fm), fm)
+	if err != nil || patch == nil {
+		return err
+	}
+	r.writes.Add(1)
+	if _, err := res.Patch(ctx, a.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("taking over the fields of our create for server-side apply: %w", err)
+	}
+	return nil
+}
+
+// writeUID is the UID the write must find: the object's as we read it.
+func writeUID(a engine.Action, last metav1.Object) types.UID {
+	switch {
+	case a.Verb == engine.VerbCreate:
+		return ""
+	case last != nil:
+		return last.GetUID()
+	case a.Object != nil:
+		if o, err := meta.Accessor(a.Object); err == nil {
+			return o.GetUID()
+		}
+	}
+	return ""
+}
+
+// applyBody is the apply configuration of an action: only the fields we own, and the UID the
+// object must have (see writeUID; "" for none).
+func applyBody(a engine.Action, apiVersion, kind string, uid types.UID) ([]byte, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.Object)
 	if err != nil {
 		return nil, err
@@ -618,6 +692,9 @@ func applyBody(a engine.Action, apiVersion, kind string) ([]byte, error) {
 	obj := map[string]any{"apiVersion": apiVersion, "kind": kind}
 	md, _ := u["metadata"].(map[string]any)
 	keep := map[string]any{"name": a.Name, "namespace": a.Namespace}
+	if uid != "" {
+		keep["uid"] = string(uid)
+	}
 	if a.Kind != engine.KindServiceExportStatus && a.Verb != engine.VerbStatus {
 		for _, f := range []string{"labels", "annotations", "ownerReferences"} {
 			if v, ok := md[f]; ok {
