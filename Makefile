@@ -77,10 +77,10 @@ testbed-build:
 	bash test/testbed/build.sh
 
 test-e2e: build testbed-build
-	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh up member1 member2 member3 karmada
+	TESTBED_DIR=$(E2E_TESTBED_DIR) TESTBED_DUALSTACK=member4 bash test/testbed/testbed.sh up member1 member2 member3 karmada member4
 	status=0; \
 	TESTBED_DIR=$(E2E_TESTBED_DIR) E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) E2E_KARMADA_SOURCES=$(KARMADA_SOURCES) \
-	  go test -count=1 -tags e2e -timeout 30m -v ./test/e2e || status=$$?; \
+	  go test -count=1 -tags e2e -timeout 40m -v ./test/e2e ./pkg/sync/reconciler || status=$$?; \
 	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status
 

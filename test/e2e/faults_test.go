@@ -23,6 +23,10 @@ func testbed(t *testing.T, verb, name string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("testbed %s %s: %v\n%s", verb, name, err, out)
 	}
+	if verb == "start" {
+		// Later tests schedule pods there; the outage left the node tainted unreachable.
+		t.Cleanup(func() { nodeSchedulable(t, name) })
+	}
 }
 
 func managedSliceUIDs(t *testing.T, c, ns string) []string {

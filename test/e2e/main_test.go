@@ -36,9 +36,12 @@ var (
 	// holds the mcs-api CRDs Karmada bundles. Without it the tests that need it skip.
 	karmadaCRDs    = envOr("E2E_KARMADA_CRDS", "../../../shared/testdata/karmada-crds")
 	karmadaSources = envOr("E2E_KARMADA_SOURCES", "../../../shared/karmada")
-	// members are the plain clusterset; karmadaCtx acts as a Karmada control plane.
+	// members are the plain clusterset; karmadaCtx acts as a Karmada control plane; dualStack is
+	// a dual-stack cluster (TESTBED_DUALSTACK), outside members so that the tests over the
+	// clusterset do not change, for the tests that name it.
 	members    = []string{"member1", "member2", "member3"}
 	karmadaCtx = "karmada"
+	dualStack  = "member4"
 	clients    = map[string]*cluster{}
 	// karmadaMissing says why the Karmada stand-in could not be set up; empty when it was.
 	karmadaMissing string
@@ -80,7 +83,7 @@ func setup() error {
 	if err != nil {
 		return err
 	}
-	for _, ctx := range append(append([]string{}, members...), karmadaCtx) {
+	for _, ctx := range append(append([]string{}, members...), karmadaCtx, dualStack) {
 		if _, ok := raw.Contexts[ctx]; !ok && ctx == karmadaCtx {
 			karmadaMissing = fmt.Sprintf("no context %q in %s (start the test bed with: testbed.sh up member1 member2 member3 karmada)", karmadaCtx, kubeconfig)
 			continue
@@ -97,7 +100,7 @@ func setup() error {
 		clients[ctx] = c
 	}
 	// The plugin's CRDs go into the members only: the control plane keeps Karmada's own.
-	if r := mcs("init", "--contexts", strings.Join(members, ",")); r.code != 0 {
+	if r := mcs("init", "--contexts", strings.Join(append(append([]string{}, members...), dualStack), ",")); r.code != 0 {
 		return fmt.Errorf("kubectl mcs init: %s", r.stderr)
 	}
 	if karmadaMissing != "" {

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -171,8 +172,9 @@ func TestSyncWatchSteadyState(t *testing.T) {
 	}
 }
 
-// TestSyncLeaderElection: of two replicas with --leader-elect only the Lease holder writes and is
-// ready; when it is terminated the other takes over.
+// TestSyncLeaderElection: of two replicas with --leader-elect only the Lease holder writes; both
+// are ready (the standby as it sees the leader's Lease); when the leader is terminated the other
+// takes over.
 func TestSyncLeaderElection(t *testing.T) {
 	ns := namespace(t, "e2e-leader", members...)
 	leaderArgs := []string{"--leader-elect", "--leader-elect-context", "member2", "--leader-elect-namespace", ns}
@@ -192,9 +194,9 @@ func TestSyncLeaderElection(t *testing.T) {
 	service(t, "member1", ns, "one")
 	userExport(t, "member1", ns, "one")
 	waitFor(t, "import of one in member3", func() bool { return get(t, "member3", siGVR("v1beta1"), ns, "one") != nil })
-	if code := b.probe("/readyz"); code != http.StatusServiceUnavailable {
-		t.Errorf("standby /readyz: %d, want 503", code)
-	}
+	// A standby is ready once it has seen the leader's Lease, so that a Deployment of two replicas
+	// becomes available.
+	waitFor(t, "the standby ready", func() bool { return b.probe("/readyz") == http.StatusOK })
 	if n := b.metric(t, "kubectl_mcs_writes_total"); n != 0 {
 		t.Errorf("the standby wrote %v times", n)
 	}
@@ -213,4 +215,94 @@ func TestSyncLeaderElection(t *testing.T) {
 	if n := b.metric(t, "kubectl_mcs_writes_total"); n == 0 {
 		t.Error("the new leader has no writes")
 	}
+}
+
+// leaseHolder is the holder of sync's Lease in ns of cluster c ("" when there is none).
+func leaseHolder(t *testing.T, c, ns string) string {
+	t.Helper()
+	l, err := clients[c].kube.CoordinationV1().Leases(ns).Get(context.Background(), "kubectl-mcs-sync", metav1.GetOptions{})
+	if apierrors.IsNotFound(err) || (err == nil && l.Spec.HolderIdentity == nil) {
+		return ""
+	}
+	if err != nil {
+		t.Fatalf("%s: get Lease %s/kubectl-mcs-sync: %v", c, ns, err)
+	}
+	return *l.Spec.HolderIdentity
+}
+
+// TestSyncLeaderLeaseClusterDown: the Lease cluster is the first of --contexts even when it is
+// down at start. Two replicas started while it is down both stand by (no writes, not ready, the
+// log names it) instead of electing one leader each elsewhere; once it is back exactly one leads
+// and syncs, and no Lease ever appears in another cluster.
+func TestSyncLeaderLeaseClusterDown(t *testing.T) {
+	ns := namespace(t, "e2e-leader-down", members...)
+	deployment(t, "member2", ns, "serve", 1)
+	service(t, "member2", ns, "serve")
+	userExport(t, "member2", ns, "serve")
+	noLeaseElsewhere := func() {
+		t.Helper()
+		for _, c := range []string{"member2", "member3"} {
+			if _, err := clients[c].kube.CoordinationV1().Leases(ns).Get(context.Background(), "kubectl-mcs-sync", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("%s: Lease %s/kubectl-mcs-sync: %v, want NotFound (the Lease cluster is member1)", c, ns, err)
+			}
+		}
+	}
+
+	testbed(t, "stop", "member1")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			testbed(t, "start", "member1")
+		}
+	})
+	leaderArgs := []string{"--leader-elect", "--leader-elect-namespace", ns} // Lease cluster: member1, the first of --contexts
+	a := startWatch(t, ns, leaderArgs...)
+	b := startWatch(t, ns, leaderArgs...)
+	for _, w := range []*watcher{a, b} {
+		waitFor(t, "the log to say the Lease cluster is unreachable", func() bool {
+			out := w.out.String()
+			return strings.Contains(out, "Lease cluster unreachable") && strings.Contains(out, `cluster="member1"`)
+		})
+	}
+	time.Sleep(5 * time.Second) // a few election rounds
+	for i, w := range []*watcher{a, b} {
+		if code := w.probe("/healthz"); code != http.StatusOK {
+			t.Errorf("replica %d /healthz: %d", i, code)
+		}
+		if code := w.probe("/readyz"); code != http.StatusServiceUnavailable {
+			t.Errorf("replica %d /readyz with the Lease cluster down: %d, want 503", i, code)
+		}
+		if n := w.metric(t, "kubectl_mcs_writes_total"); n != 0 {
+			t.Errorf("replica %d wrote %v times with the Lease cluster down", i, n)
+		}
+		select {
+		case <-w.exited:
+			t.Fatalf("replica %d exited: %v\n%s", i, w.exitErr, w.out.String())
+		default:
+		}
+	}
+	if get(t, "member3", siGVR("v1beta1"), ns, "serve") != nil {
+		t.Error("a ServiceImport in member3 with nobody leading")
+	}
+	noLeaseElsewhere()
+
+	testbed(t, "start", "member1")
+	restarted = true
+	waitFor(t, "a Lease holder in member1", func() bool { return leaseHolder(t, "member1", ns) != "" })
+	first := leaseHolder(t, "member1", ns)
+	// member1, down when the replicas started, joins late and imports too.
+	for _, c := range members {
+		waitFor(t, c+": endpoints imported", func() bool { return len(importedIPs(t, c, ns, "serve", "member2")) == 1 })
+	}
+	for i, w := range []*watcher{a, b} {
+		waitFor(t, fmt.Sprintf("replica %d ready", i), func() bool { return w.probe("/readyz") == http.StatusOK })
+	}
+	wa, wb := a.metric(t, "kubectl_mcs_writes_total"), b.metric(t, "kubectl_mcs_writes_total")
+	if (wa == 0) == (wb == 0) {
+		t.Errorf("writes: replica 0 %v, replica 1 %v; want exactly one writer", wa, wb)
+	}
+	if h := leaseHolder(t, "member1", ns); h != first {
+		t.Errorf("Lease moved from %q to %q with the leader alive", first, h)
+	}
+	noLeaseElsewhere()
 }

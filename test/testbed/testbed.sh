@@ -6,6 +6,9 @@
 #   testbed.sh down [NAME...]   stop and delete them (default: every test-bed cluster)
 #   testbed.sh env              print the variables that point kubectl at the test bed
 #
+# TESTBED_DUALSTACK names (space or comma separated) the clusters to start dual-stack (IPv4 and
+# IPv6 service range, pod CIDRs, pod IPs and EndpointSlices), e.g. TESTBED_DUALSTACK=member4.
+#
 # Contexts in $TESTBED_KUBECONFIG are named after the clusters. Each cluster gets one fake Node
 # (kwok) with its own pod CIDR, so Deployments get Running pods with distinct IPs and the real
 # EndpointSlice controller fills EndpointSlices.
@@ -30,11 +33,28 @@ bins() {
 # The cluster's index picks its pod CIDR, so pod IPs differ across clusters as in a real clusterset.
 index_of() { local d=${1//[^0-9]/}; echo $((10#${d:-0})); }
 
+is_dualstack() {
+  local n
+  ds=${TESTBED_DUALSTACK:-}; for n in ${ds//,/ }; do [ "$n" = "$1" ] && return 0; done
+  return 1
+}
+
 up_one() {
-  local name=$1 idx cfg
+  local name=$1 idx cfg range cidrs
   idx=$(( $(index_of "$name") % 200 + 10 ))
   cfg="$TESTBED_DIR/$name.kubeconfig"
-  if "$KWOKCTL" get clusters 2>/dev/null | grep -qx "$name" && kubectl --kubeconfig "$cfg" get --raw /readyz >/dev/null 2>&1; then
+  # The service range is widened from kwokctl's /24 (~250 cluster IPs; the benchmark needs
+  # thousands). A dual-stack cluster adds an IPv6 service range (apiserver and controller-manager;
+  # the controller-manager needs no --cluster-cidr, as it allocates no node CIDRs) and an IPv6 pod
+  # CIDR on its Node, from which kwok gives every pod a second IP; the EndpointSlice controller
+  # then writes an IPv6 slice next to the IPv4 one.
+  range=10.96.0.0/16 cidrs="10.$idx.0.0/16"
+  if is_dualstack "$name"; then
+    range=10.96.0.0/16,fd00:10:96::/112 cidrs="10.$idx.0.0/16,fd00:10:$idx::/64"
+  fi
+  # A running cluster is kept only when it has the stack asked for (a Node's pod CIDRs cannot change).
+  if "$KWOKCTL" get clusters 2>/dev/null | grep -qx "$name" && kubectl --kubeconfig "$cfg" get --raw /readyz >/dev/null 2>&1 &&
+    grep -q -- "--service-cluster-ip-range=$range\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null; then
     echo "testbed: $name already running" >&2
   else
     # Leftovers of a cluster whose processes are gone (a killed session, a reboot) are cleared
@@ -44,11 +64,11 @@ up_one() {
     "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
-      --extra-args kube-apiserver=service-cluster-ip-range=10.96.0.0/16 \
-      --extra-args kube-controller-manager=service-cluster-ip-range=10.96.0.0/16 \
+      --extra-args kube-apiserver=service-cluster-ip-range=$range \
+      --extra-args kube-controller-manager=service-cluster-ip-range=$range \
       --kubeconfig "$cfg" --wait 60s >"$TESTBED_DIR/$name.log" 2>&1 ||
       { cat "$TESTBED_DIR/$name.log" >&2; echo "testbed: $name failed to start" >&2; return 1; }
-    echo "testbed: $name started" >&2
+    echo "testbed: $name started$(is_dualstack "$name" && echo ' (dual-stack)')" >&2
     kubectl --kubeconfig "$cfg" config rename-context "kwok-$name" "$name" >/dev/null
   fi
   kubectl --kubeconfig "$cfg" --context "$name" apply -f - >/dev/null <<YAML
@@ -62,7 +82,8 @@ metadata:
     kubernetes.io/hostname: $name-node
     type: kwok
 spec:
-  podCIDR: 10.$idx.0.0/16
+  podCIDR: ${cidrs%%,*}
+  podCIDRs: [$cidrs]
 YAML
 }
 
@@ -72,6 +93,21 @@ merge_kubeconfig() {
   [ ${#files[@]} -gt 0 ] || { rm -f "$TESTBED_KUBECONFIG"; return; }
   KUBECONFIG=$(IFS=:; echo "${files[*]}") kubectl config view --flatten > "$TESTBED_KUBECONFIG.tmp"
   mv "$TESTBED_KUBECONFIG.tmp" "$TESTBED_KUBECONFIG"
+}
+
+# kwokctl picks free ports when it creates a cluster. While a cluster is stopped, a cluster of
+# another test bed on the same machine may take them; starting it again would then fail to bind,
+# or (etcd's port taken, the apiserver's free) point our apiserver at someone else's etcd. Refuse.
+check_ports() {
+  local n=$1 p pid
+  command -v ss >/dev/null || return 0
+  for p in $(sed -n 's/^ *port: \([0-9][0-9]*\)$/\1/p' "$KWOK_WORKDIR/clusters/$n/kwok.yaml" 2>/dev/null); do
+    pid=$(ss -Hltnp "sport = :$p" 2>/dev/null | grep -o 'pid=[0-9]*' | head -n 1 | cut -d= -f2 || true)
+    [ -n "$pid" ] || continue
+    tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -q "$KWOK_WORKDIR/clusters/$n/" && continue
+    echo "testbed: $n: port $p was taken by another process (pid $pid) while $n was stopped; recreate it: testbed.sh down $n; testbed.sh up $n" >&2
+    exit 1
+  done
 }
 
 cmd=${1:-up}; shift || true
@@ -105,6 +141,13 @@ case "$cmd" in
       cfg="$TESTBED_DIR/$n.kubeconfig"
       # Without this, stopping a cluster of another test bed would look like success.
       [ -f "$cfg" ] || { echo "testbed: no cluster $n in $TESTBED_DIR" >&2; exit 1; }
+      if [ "$cmd" = stop ]; then
+        # kwok's node lease lasts 200 s, and a restarted kwok that finds it held by its former
+        # self tries once to create it and gives up: the node's pods are never run again. Gone
+        # now, it is created afresh at start.
+        kubectl --kubeconfig "$cfg" --request-timeout=5s -n kube-node-lease delete lease --all >/dev/null 2>&1 || true
+      fi
+      [ "$cmd" = start ] && check_ports "$n"
       for attempt in 1 2 3; do
         "$KWOKCTL" "$cmd" cluster --name "$n" >"$TESTBED_DIR/$n.log" 2>&1 || true
         ok=

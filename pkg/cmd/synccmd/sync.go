@@ -14,17 +14,13 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/client-go/tools/leaderelection"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/klog/v2"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -117,7 +113,7 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "Serve Prometheus metrics here with --watch (e.g. :8080; 0 disables)")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "0", "Serve /healthz and /readyz here with --watch (0 disables)")
 	f.BoolVar(&o.LeaderElect, "leader-elect", false, "With --watch, run only while holding a Lease (several replicas, one active)")
-	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease (default: the first of --contexts)")
+	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease, one of --contexts (default: the first of --contexts). It is used whether or not it is reachable: while it is down nobody leads and the replicas keep retrying")
 	f.StringVar(&o.LeaderNamespace, "leader-elect-namespace", "kube-system", "Namespace of the Lease")
 	return cmd
 }
@@ -152,6 +148,11 @@ func (o *Options) Validate() error {
 	}
 	if o.LeaderElect && !o.Watch {
 		return errors.New("--leader-elect goes with --watch")
+	}
+	if o.LeaderElect {
+		if _, err := o.leaseMember(); err != nil {
+			return err
+		}
 	}
 	if o.Workers < 1 {
 		return errors.New("--workers must be at least 1")
@@ -310,14 +311,11 @@ func (o *Options) watch(ctx context.Context) error {
 	}
 	health := http.NewServeMux()
 	health.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
-	health.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
-		select {
-		case <-ready:
-			_, _ = w.Write([]byte("ok"))
-		default:
-			http.Error(w, "caches not synced", http.StatusServiceUnavailable)
-		}
-	})
+	e, err := o.newElector()
+	if err != nil {
+		return err
+	}
+	health.HandleFunc("/readyz", readyzHandler(e, ready))
 	if err := serve(ctx, o.HealthAddr, "", health); err != nil {
 		return err
 	}
@@ -333,7 +331,7 @@ func (o *Options) watch(ctx context.Context) error {
 		run(ctx)
 		return nil
 	}
-	return o.leaderElect(ctx, run)
+	return o.leaderElect(ctx, e, run)
 }
 
 // reportConflicts prints the conflicts table whenever the set of conflicts changes.
@@ -377,33 +375,4 @@ func serve(ctx context.Context, addr, path string, h http.Handler) error {
 	case <-time.After(100 * time.Millisecond):
 		return nil
 	}
-}
-
-func (o *Options) leaderElect(ctx context.Context, run func(context.Context)) error {
-	var holder *clusterset.Member
-	for _, m := range o.members {
-		if (o.LeaderContext == "" && m.Err == nil) || m.Context == o.LeaderContext {
-			holder = m
-			break
-		}
-	}
-	if holder == nil || holder.Err != nil {
-		return fmt.Errorf("--leader-elect: no reachable member to hold the Lease (context %q)", o.LeaderContext)
-	}
-	host, _ := os.Hostname()
-	lock := &resourcelock.LeaseLock{
-		LeaseMeta:  metav1.ObjectMeta{Name: "kubectl-mcs-sync", Namespace: o.LeaderNamespace},
-		Client:     holder.Client.CoordinationV1(),
-		LockConfig: resourcelock.ResourceLockConfig{Identity: host + "_" + uuid.NewString()},
-	}
-	leaderelection.RunOrDie(ctx, leaderelection.LeaderElectionConfig{
-		Lock: lock, ReleaseOnCancel: true,
-		LeaseDuration: 15 * time.Second, RenewDeadline: 10 * time.Second, RetryPeriod: 2 * time.Second,
-		Callbacks: leaderelection.LeaderCallbacks{
-			OnStartedLeading: run,
-			OnStoppedLeading: func() { klog.InfoS("leadership lost or released", "cluster", holder.ID) },
-		},
-		Name: "kubectl-mcs-sync",
-	})
-	return nil
 }

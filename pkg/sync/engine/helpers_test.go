@@ -181,7 +181,14 @@ func defaultService(s *corev1.Service) {
 		s.Spec.ClusterIP = fmt.Sprintf("10.96.%d.%d", h[0], h[1])
 	}
 	s.Spec.ClusterIPs = []string{s.Spec.ClusterIP}
-	s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	// A single-stack cluster of whichever family was asked for (a real one refuses the other).
+	if len(s.Spec.IPFamilies) == 0 {
+		s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	}
+	s.Spec.IPFamilies = s.Spec.IPFamilies[:1]
+	if s.Spec.IPFamilyPolicy == nil {
+		s.Spec.IPFamilyPolicy = ptr(corev1.IPFamilyPolicySingleStack)
+	}
 	if s.Spec.SessionAffinity == "" {
 		s.Spec.SessionAffinity = corev1.ServiceAffinityNone
 	}

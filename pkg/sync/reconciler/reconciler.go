@@ -5,6 +5,7 @@ package reconciler
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -545,7 +546,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		}
 		force := true
 		out, err = res.Patch(ctx, a.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: r.opts.FieldManager, Force: &force}, subresources(sub)...)
-		if apierrors.IsConflict(err) && strings.Contains(err.Error(), "uid mismatch") {
+		if isUIDMismatch(err) {
 			return fmt.Errorf("%s: %s: replaced by another object since it was read; deciding again", ref, a.Verb)
 		}
 	}
@@ -665,6 +666,25 @@ func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceI
 		return fmt.Errorf("taking over the fields of our create for server-side apply: %w", err)
 	}
 	return nil
+}
+
+// isUIDMismatch reports the apiserver's refusal of a write that names another object's UID: 422
+// "metadata.uid: field is immutable" when an object of that name exists, 409 "uid mismatch" when
+// none does. Either way the object we decided about is not the one there.
+func isUIDMismatch(err error) bool {
+	if apierrors.IsConflict(err) {
+		return strings.Contains(err.Error(), "uid mismatch")
+	}
+	var se apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &se) || se.Status().Details == nil {
+		return false
+	}
+	for _, c := range se.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
 }
 
 // writeUID is the UID the write must find: the object's as we read it.

@@ -1,0 +1,90 @@
+package reconciler
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+// readMember is a member whose caches synced, holding objs (typed, or unstructured for an
+// export that does not decode).
+func readMember(t *testing.T, id string, nsPhase corev1.NamespacePhase, objs ...any) *member {
+	t.Helper()
+	m := &member{Member: &clusterset.Member{Ref: clusterset.Ref{Context: id, ID: id}}, synced: true, reachable: true}
+	var svcs, exps, imps []any
+	slices := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{sliceIndex: sliceKeys})
+	for _, o := range objs {
+		switch o := o.(type) {
+		case *corev1.Service:
+			svcs = append(svcs, o)
+		case *mcsv1beta1.ServiceExport, *unstructured.Unstructured:
+			exps = append(exps, o)
+		case *mcsv1beta1.ServiceImport:
+			imps = append(imps, o)
+		case *discoveryv1.EndpointSlice:
+			if err := slices.Add(o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	m.services = corelisters.NewServiceLister(store(t, svcs...))
+	m.namespaces = corelisters.NewNamespaceLister(store(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Status: corev1.NamespaceStatus{Phase: nsPhase}}))
+	m.exports, m.imports, m.slices = store(t, exps...), store(t, imps...), slices
+	return m
+}
+
+func svcObj(ns, name string) *corev1.Service {
+	return &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}}}
+}
+
+// An export that does not decode leaves out its own cluster for that service (its records stand)
+// and is reported; the rest of the clusterset is decided as usual. A terminating namespace
+// imports nothing; a member not synced yet is not read.
+func TestObserveMembership(t *testing.T) {
+	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
+		"metadata": map[string]any{"namespace": "demo", "name": "serve"}, "spec": "not an object"}}
+	good := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", CreationTimestamp: metav1.Now()}}
+	unsynced := &member{Member: &clusterset.Member{Ref: clusterset.Ref{Context: "m4", ID: "m4"}}}
+	r := &Reconciler{opts: Options{UnreachableTimeout: time.Minute}, now: time.Now, members: []*member{
+		readMember(t, "m1", corev1.NamespaceActive, bad, svcObj("demo", "serve")),
+		readMember(t, "m2", corev1.NamespaceActive, good, svcObj("demo", "serve")),
+		readMember(t, "m3", corev1.NamespaceTerminating),
+		unsynced,
+	}}
+	obs, problems := r.observe("demo", "serve")
+	var ids []string
+	for _, c := range obs.Clusters {
+		ids = append(ids, c.ID)
+		if c.ID == "m3" && len(c.Namespaces) != 0 {
+			t.Errorf("m3's terminating namespace counts as importing")
+		}
+	}
+	if strings.Join(ids, ",") != "m2,m3" || strings.Join(obs.Members, ",") != "m1,m2,m3,m4" {
+		t.Errorf("read %v of members %v, want m2,m3 of m1-m4", ids, obs.Members)
+	}
+	if len(problems) != 1 || !strings.Contains(problems[0], `cluster "m1": ServiceExport demo/serve`) {
+		t.Errorf("problems %q", problems)
+	}
+	d := engine.Compute(obs)
+	if len(d.Clusters["m2"].ServiceImports) != 1 || len(d.Clusters["m3"].ServiceImports) != 0 {
+		t.Errorf("imports: m2 %d, m3 %d; want the service imported in m2 only", len(d.Clusters["m2"].ServiceImports), len(d.Clusters["m3"].ServiceImports))
+	}
+
+	// Unreachable past the timeout: evicted.
+	r.members[1].reachable, r.members[1].unreachable = false, time.Now().Add(-2*time.Minute)
+	if obs, _ := r.observe("demo", "serve"); strings.Join(obs.Evicted, ",") != "m2" {
+		t.Errorf("evicted %v, want m2", obs.Evicted)
+	}
+}

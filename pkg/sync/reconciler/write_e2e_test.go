@@ -1,0 +1,133 @@
+//go:build e2e
+
+package reconciler
+
+// The write path against a real apiserver, with a cache that has not shown the objects a user
+// made: nothing of theirs is taken over, changed or deleted. Run by `make test-e2e`.
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+func realMember(t *testing.T, ctxName string) *clusterset.Member {
+	t.Helper()
+	kc := os.Getenv("E2E_KUBECONFIG")
+	if kc == "" {
+		t.Skip("E2E_KUBECONFIG not set (run: make test-e2e)")
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(&clientcmd.ClientConfigLoadingRules{ExplicitPath: kc},
+		&clientcmd.ConfigOverrides{CurrentContext: ctxName}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &clusterset.Member{Ref: clusterset.Ref{Context: ctxName, ID: ctxName}, Config: cfg}
+	m.Client = kubernetes.NewForConfigOrDie(cfg)
+	m.Dynamic = dynamic.NewForConfigOrDie(cfg)
+	m.Discovery = m.Client.Discovery()
+	return m
+}
+
+func TestWritesNeverTakeOver(t *testing.T) {
+	cm := realMember(t, "member2")
+	ctx := context.Background()
+	ns := "e2e-takeover-" + utilrand.String(5)
+	if _, err := cm.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cm.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
+
+	// The user's objects, under the names sync would use for service "web".
+	userSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}
+	if _, err := cm.Client.CoreV1().Services(ns).Create(ctx, userSvc, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	userImp := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceImport",
+		"metadata": map[string]any{"name": "web", "namespace": ns},
+		"spec":     map[string]any{"type": "ClusterSetIP", "ports": []any{map[string]any{"port": int64(80), "protocol": "TCP"}}}}}
+	gvrSI := mcsapi.GVR("v1beta1", mcsapi.ServiceImports)
+	if _, err := cm.Dynamic.Resource(gvrSI).Namespace(ns).Create(ctx, userImp, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	userSlice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-member1-abc", Namespace: ns,
+		Labels: map[string]string{discoveryv1.LabelServiceName: "mine"}}, AddressType: discoveryv1.AddressTypeIPv4}
+	if _, err := cm.Client.DiscoveryV1().EndpointSlices(ns).Create(ctx, userSlice, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	r := New([]*clusterset.Member{cm}, Options{})
+	r.members[0].version = mcsapi.V1beta1
+	// What a stale cache saw: nothing for the creates; for the update and the delete, objects of
+	// ours with the same names that were since replaced by the user's.
+	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web"}
+	staleSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns, UID: "1d0f7e7e-0000-4000-8000-000000000001", Labels: managed}}
+	staleSlice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-member1-abc", Namespace: ns,
+		UID: "1d0f7e7e-0000-4000-8000-000000000002", Labels: managed}}
+	obs := engine.Observed{Clusters: []engine.ClusterState{{ID: "member2", Reachable: true, Namespaces: []string{ns},
+		Services: []*corev1.Service{staleSvc}, EndpointSlices: []*discoveryv1.EndpointSlice{staleSlice}}}}
+
+	wantImp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns,
+		Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue}, Annotations: map[string]string{names.DerivedServiceAnnotation: "derived-web"}},
+		Spec: mcsv1beta1.ServiceImportSpec{Type: mcsv1beta1.ClusterSetIP, Ports: []mcsv1beta1.ServicePort{{Port: 81, Protocol: corev1.ProtocolTCP}}}}
+	wantSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns, Labels: managed},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 81, Protocol: corev1.ProtocolTCP}}}}
+	for _, tc := range []struct {
+		a    engine.Action
+		want string
+	}{
+		{engine.Action{Cluster: "member2", Kind: engine.KindServiceImport, Namespace: ns, Name: "web", Verb: engine.VerbCreate, Object: wantImp}, "exists already"},
+		{engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbCreate, Object: wantSvc}, "exists already"},
+		{engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbUpdate, Object: wantSvc}, "replaced by another object"},
+		{engine.Action{Cluster: "member2", Kind: engine.KindEndpointSlice, Namespace: ns, Name: "derived-web-member1-abc", Verb: engine.VerbDelete}, ""},
+	} {
+		err := r.execute(ctx, obs, tc.a)
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s %s: error %v, want one saying %q", tc.a.Verb, tc.a.Kind, err, tc.want)
+		}
+	}
+
+	// The user's objects are as they made them: no label of ours, no field owned by us, there.
+	svc, err := cm.Client.CoreV1().Services(ns).Get(ctx, "derived-web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	imp, err := cm.Dynamic.Resource(gvrSI).Namespace(ns).Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sl, err := cm.Client.DiscoveryV1().EndpointSlices(ns).Get(ctx, "derived-web-member1-abc", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("the user's EndpointSlice was deleted: %v", err)
+	}
+	for what, o := range map[string]metav1.Object{"Service": svc, "ServiceImport": imp, "EndpointSlice": sl} {
+		if names.IsManaged(o.GetLabels()) {
+			t.Errorf("user's %s taken over: labels %v", what, o.GetLabels())
+		}
+		for _, mf := range o.GetManagedFields() {
+			if mf.Manager == names.FieldManager {
+				t.Errorf("user's %s: fields now owned by %s", what, mf.Manager)
+			}
+		}
+	}
+	if svc.Spec.Ports[0].Port != 80 {
+		t.Errorf("user's Service changed: ports %v", svc.Spec.Ports)
+	}
+}
