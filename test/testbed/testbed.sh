@@ -163,10 +163,6 @@ case "$cmd" in
         [ "$cmd" = start ] && "$KWOKCTL" stop cluster --name "$n" >/dev/null 2>&1 || true
       done
       [ -n "$ok" ] || { cat "$TESTBED_DIR/$n.log" >&2; echo "testbed: $cmd $n failed" >&2; exit 1; }
-      # The restarted kwok controller has a new identity and waits for the old one's node Lease
-      # (200 s) to run out before it manages the node's pods again: new pods stay Pending and
-      # deleted ones Terminating meanwhile. The old holder is gone, so its Lease goes.
-      [ "$cmd" = start ] && kubectl --kubeconfig "$cfg" -n kube-node-lease delete lease "$n-node" --ignore-not-found >/dev/null
       if [ "$cmd" = stop ]; then echo "testbed: $n stopped" >&2; else echo "testbed: $n started" >&2; fi
     done
     ;;
