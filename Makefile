@@ -94,9 +94,10 @@ bench: build testbed-build
 
 # Not part of test: the e2e fault campaign (TestSyncFaultCampaign runs 20 kills) with 50 SIGKILLs of
 # sync --watch and a member stopped and started meanwhile, on a test bed of its own; prints the
-# counts. E2E_SEED=N replays a run's random choices. No Karmada stand-in: the campaign needs none.
+# counts. E2E_SEED=N replays a run's random choices. No Karmada stand-in: the campaign needs none
+# (member4, dual-stack, because the suite's setup initialises it).
 soak: build testbed-build
-	TESTBED_DIR=$(SOAK_TESTBED_DIR) bash test/testbed/testbed.sh up member1 member2 member3
+	TESTBED_DIR=$(SOAK_TESTBED_DIR) TESTBED_DUALSTACK=member4 bash test/testbed/testbed.sh up member1 member2 member3 member4
 	status=0; \
 	TESTBED_DIR=$(SOAK_TESTBED_DIR) E2E_SOAK=1 E2E_KUBECONFIG=$(SOAK_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) \
 	  go test -count=1 -tags e2e -timeout 30m -run '^TestSyncSoak$$' -v ./test/e2e || status=$$?; \
