@@ -266,10 +266,12 @@ func slicePortsBySource(t *testing.T, c, ns, name string) map[string][]string {
 	return out
 }
 
-// 4 and 10. Ports that differ without colliding raise PortConflict, and a cluster's endpoints are
-// served only for the import ports its own Service exports the same way.
-func TestTrustPortsDifferAndServedPorts(t *testing.T) {
-	ns := namespace(t, "e2e-ports", members...)
+// portsScenario: serve exported from member1 (http 80, the oldest export) and member2 (m2Ports),
+// each with one pod, member2's source slice listing every port; then one sync. It returns the
+// namespace and the sync's output.
+func portsScenario(t *testing.T, prefix string, m2Ports []corev1.ServicePort) (string, string) {
+	t.Helper()
+	ns := namespace(t, prefix, members...)
 	deployment(t, "member1", ns, "serve", 1)
 	service(t, "member1", ns, "serve", func(s *corev1.Service) {
 		s.Spec.Ports = []corev1.ServicePort{{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)}}
@@ -277,16 +279,11 @@ func TestTrustPortsDifferAndServedPorts(t *testing.T) {
 	userExport(t, "member1", ns, "serve")
 	time.Sleep(1100 * time.Millisecond) // member1's export is the oldest, to the second
 	deployment(t, "member2", ns, "serve", 1)
-	service(t, "member2", ns, "serve", func(s *corev1.Service) {
-		s.Spec.Ports = []corev1.ServicePort{
-			{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}, // same name, another port
-			{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9090)},
-		}
-	})
+	service(t, "member2", ns, "serve", func(s *corev1.Service) { s.Spec.Ports = m2Ports })
 	userExport(t, "member2", ns, "serve")
-	waitFor(t, "member2's source slice has both ports", func() bool {
+	waitFor(t, "member2's source slice has every port", func() bool {
 		l, _ := clients["member2"].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=serve"})
-		return len(l.Items) == 1 && len(l.Items[0].Ports) == 2 && len(l.Items[0].Endpoints) == 1
+		return len(l.Items) == 1 && len(l.Items[0].Ports) == len(m2Ports) && len(l.Items[0].Endpoints) == 1
 	})
 	r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
 	if !regexpRow(r.stdout, ns, "serve", "PortConflict", "member1", "member2") {
@@ -297,6 +294,16 @@ func TestTrustPortsDifferAndServedPorts(t *testing.T) {
 			t.Errorf("%s: Conflict %q, want True/PortConflict", c, got)
 		}
 	}
+	return ns, r.stdout
+}
+
+// 4 and 10. Ports that differ without colliding raise PortConflict, and a cluster's endpoints are
+// served only for the import ports its own Service exports the same way.
+func TestTrustPortsDifferAndServedPorts(t *testing.T) {
+	ns, _ := portsScenario(t, "e2e-ports", []corev1.ServicePort{
+		{Name: "http", Port: 8080, TargetPort: intstr.FromInt32(8080)}, // same name, another port
+		{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9090)},
+	})
 	si := get(t, "member3", siGVR("v1beta1"), ns, "serve")
 	ports, _, _ := unstructured.NestedSlice(si.Object, "spec", "ports")
 	var got []string
@@ -430,5 +437,18 @@ func TestTrustLegacyCRDMember(t *testing.T) {
 	}
 	if r := mustMCS(t, "sync", "-n", ns, "--contexts", both); !strings.HasPrefix(r.stdout, "No changes.") {
 		t.Errorf("second pass over a v0.1.0 member wrote:\n%s", r.stdout)
+	}
+}
+
+// 4. A port only one exporter has (no name or number collides) is served from the union and
+// still raises PortConflict: any difference does (SPEC 4, KEP).
+func TestTrustPortsDifferWithoutCollision(t *testing.T) {
+	ns, _ := portsScenario(t, "e2e-ports2", []corev1.ServicePort{
+		{Name: "http", Port: 80, TargetPort: intstr.FromInt32(8080)},
+		{Name: "metrics", Port: 9090, TargetPort: intstr.FromInt32(9090)},
+	})
+	// member2 exports http exactly as member1 does: its endpoints serve both ports.
+	if got, want := slicePortsBySource(t, "member3", ns, "serve"), map[string][]string{"member1": {"http"}, "member2": {"http", "metrics"}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("member3: slice ports by source %v, want %v", got, want)
 	}
 }

@@ -1,7 +1,10 @@
 package engine
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -133,14 +136,7 @@ func (m membership) heldSources(ci *clusterIndex, k key) []string {
 	return sortedKeys(set)
 }
 
-func sortedKeys(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func sortedKeys(set map[string]bool) []string { return slices.Sorted(maps.Keys(set)) }
 
 // exportedKeys are the services some cluster exports, sorted by namespace then name.
 func exportedKeys(idx []*clusterIndex) []key {
@@ -153,18 +149,11 @@ func exportedKeys(idx []*clusterIndex) []key {
 	return sortKeys(keySet)
 }
 
+// sortKeys orders services by namespace, then name.
 func sortKeys(keySet map[key]bool) []key {
-	keys := make([]key, 0, len(keySet))
-	for k := range keySet {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		if keys[i].Namespace != keys[j].Namespace {
-			return keys[i].Namespace < keys[j].Namespace
-		}
-		return keys[i].Name < keys[j].Name
+	return slices.SortedFunc(maps.Keys(keySet), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
 	})
-	return keys
 }
 
 // decidedKeys are the services obs decides: its scope when set, else every service exported or
@@ -222,16 +211,7 @@ func Compute(obs Observed) Desired {
 		computeService(obs.Now, idx, mem, &d, k)
 	}
 
-	sort.SliceStable(d.Conflicts, func(i, j int) bool {
-		a, b := d.Conflicts[i], d.Conflicts[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Service != b.Service {
-			return a.Service < b.Service
-		}
-		return a.Reason < b.Reason
-	})
+	slices.SortStableFunc(d.Conflicts, CompareConflicts)
 	for _, cd := range d.Clusters {
 		sortDesired(cd)
 	}
@@ -379,6 +359,11 @@ func holdSlices(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
 			cd.Held = append(cd.Held, Held{Kind: KindEndpointSlice, Namespace: s.Namespace, Name: s.Name, Source: src, Outside: mem.outside(src)})
 		}
 	}
+}
+
+// CompareConflicts orders conflicts by namespace, service, reason: the order of every report.
+func CompareConflicts(a, b Conflict) int {
+	return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Service, b.Service), strings.Compare(a.Reason, b.Reason))
 }
 
 func quoteJoin(ss []string) string {
@@ -540,7 +525,9 @@ func servedPorts(c constituent, m merged) map[string]bool {
 	return out
 }
 
-func portKey(name string, proto corev1.Protocol) string { return name + "/" + string(normProtocol(proto)) }
+func portKey(name string, proto corev1.Protocol) string {
+	return name + "/" + string(normProtocol(proto))
+}
 
 func sharedFamilies(have, want []corev1.IPFamily) []corev1.IPFamily {
 	var out []corev1.IPFamily
@@ -658,26 +645,16 @@ func sortDesired(cd *ClusterDesired) {
 	sort.Slice(cd.EndpointSlices, func(i, j int) bool {
 		return objLess(cd.EndpointSlices[i].ObjectMeta, cd.EndpointSlices[j].ObjectMeta)
 	})
-	sort.Slice(cd.Held, func(i, j int) bool {
-		a, b := cd.Held[i], cd.Held[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.Kind < b.Kind
+	slices.SortFunc(cd.Held, func(a, b Held) int {
+		return byNamespaceNameKind(a.Namespace, a.Name, a.Kind, b.Namespace, b.Name, b.Kind)
 	})
-	sort.SliceStable(cd.Skipped, func(i, j int) bool {
-		a, b := cd.Skipped[i], cd.Skipped[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Name != b.Name {
-			return a.Name < b.Name
-		}
-		return a.Kind < b.Kind
+	slices.SortStableFunc(cd.Skipped, func(a, b Skip) int {
+		return byNamespaceNameKind(a.Namespace, a.Name, a.Kind, b.Namespace, b.Name, b.Kind)
 	})
+}
+
+func byNamespaceNameKind(ans, aname, akind, bns, bname, bkind string) int {
+	return cmp.Or(strings.Compare(ans, bns), strings.Compare(aname, bname), strings.Compare(akind, bkind))
 }
 
 func objLess(a, b metav1.ObjectMeta) bool {

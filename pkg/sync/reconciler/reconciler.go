@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -794,16 +795,7 @@ func (r *Reconciler) Conflicts() []engine.Conflict {
 	for _, c := range r.conflicts {
 		out = append(out, c...)
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i], out[j]
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		if a.Service != b.Service {
-			return a.Service < b.Service
-		}
-		return a.Reason < b.Reason
-	})
+	slices.SortFunc(out, engine.CompareConflicts)
 	return out
 }
 
