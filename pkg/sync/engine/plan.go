@@ -21,6 +21,10 @@ var ownedConditionTypes = map[string]bool{
 	string(mcsv1beta1.ServiceExportConditionConflict): true,
 }
 
+// OwnsCondition reports whether a ServiceExport condition type is one the engine writes (and the
+// writer may send); the others belong to someone else.
+func OwnsCondition(t string) bool { return ownedConditionTypes[t] }
+
 // Plan returns the writes that take the reachable clusters of obs to want. Objects without the
 // managed-by label are never touched, nor are objects of services outside obs.Services or held
 // for an unread source cluster (want's Held): a member that was not read is not "not exporting".

@@ -292,3 +292,38 @@ func (m *member) keys(ns string) []string {
 	}
 	return out
 }
+
+// probe watches a member's health; a change in reachability re-decides every service.
+func (r *Reconciler) probe(ctx context.Context, m *member) {
+	if m.Client == nil {
+		return
+	}
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		pctx, cancel := context.WithTimeout(ctx, r.opts.ProbeInterval)
+		err := m.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(pctx).Error()
+		cancel()
+		m.mu.Lock()
+		was := m.reachable
+		m.reachable = err == nil
+		if was && !m.reachable {
+			m.unreachable = r.now()
+		}
+		m.mu.Unlock()
+		if was != m.reachable {
+			klog.InfoS("member reachability changed", "cluster", m.ID, "reachable", m.reachable)
+			r.requeueAll()
+		}
+	}, r.opts.ProbeInterval)
+}
+
+func (r *Reconciler) evictExpired(context.Context) {
+	for _, m := range r.members {
+		m.mu.Lock()
+		expired := !m.reachable && !m.unreachable.IsZero() && r.now().Sub(m.unreachable) > r.opts.UnreachableTimeout
+		m.mu.Unlock()
+		if expired {
+			r.requeueAll()
+			return
+		}
+	}
+}

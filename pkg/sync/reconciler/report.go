@@ -1,0 +1,134 @@
+package reconciler
+
+// Reports: conflicts, skipped objects, changes and events, for the commands and the users.
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+// record keeps the conflicts and skipped objects of one service for the reports.
+func (r *Reconciler) record(key string, want engine.Desired, problems []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.nConflicts += len(want.Conflicts) - len(r.conflicts[key])
+	if len(want.Conflicts) > 0 {
+		r.conflicts[key] = want.Conflicts
+	} else {
+		delete(r.conflicts, key)
+	}
+	if m := r.opts.Metrics; m != nil {
+		m.Conflicts.Set(float64(r.nConflicts))
+	}
+	skips := append([]string(nil), problems...)
+	for id, cd := range want.Clusters {
+		for _, s := range cd.Skipped {
+			skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: %s", id, s.Kind, s.Namespace, s.Name, s.Message))
+		}
+		for _, h := range cd.Held {
+			if h.Outside {
+				skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: its source cluster %q is not in the clusterset; left alone",
+					id, h.Kind, h.Namespace, h.Name, h.Source))
+			}
+		}
+	}
+	sort.Strings(skips)
+	r.skips[key] = skips
+}
+
+func (r *Reconciler) recordChanges(actions []engine.Action) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, a := range actions {
+		r.changes = append(r.changes, Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb, Object: a.Object})
+	}
+}
+
+// recordConflictEvent emits an Event on a ServiceExport whose Conflict condition changes.
+func (r *Reconciler) recordConflictEvent(ctx context.Context, m *member, obs engine.Observed, a engine.Action) {
+	want, _ := a.Object.(*mcsv1beta1.ServiceExport)
+	if want == nil {
+		return
+	}
+	var before *metav1.Condition
+	for _, cs := range obs.Clusters {
+		if cs.ID != m.ID {
+			continue
+		}
+		for _, se := range cs.ServiceExports {
+			before = meta.FindStatusCondition(se.Status.Conditions, string(mcsv1beta1.ServiceExportConditionConflict))
+		}
+	}
+	after := meta.FindStatusCondition(want.Status.Conditions, string(mcsv1beta1.ServiceExportConditionConflict))
+	if after == nil || (before != nil && before.Status == after.Status && before.Reason == after.Reason) {
+		return
+	}
+	if before == nil && after.Status != metav1.ConditionTrue {
+		return // first decision, no conflict: nothing to tell
+	}
+	typ, reason := corev1.EventTypeWarning, "ConflictDetected"
+	if after.Status != metav1.ConditionTrue {
+		typ, reason = corev1.EventTypeNormal, "ConflictResolved"
+	}
+	now := metav1.NewTime(r.now())
+	ev := &corev1.Event{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: a.Name + ".", Namespace: a.Namespace,
+			Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue}},
+		InvolvedObject: corev1.ObjectReference{APIVersion: mcsapi.Group + "/" + m.version, Kind: mcsv1beta1.ServiceExportKindName,
+			Namespace: a.Namespace, Name: a.Name, UID: want.UID},
+		Type: typ, Reason: reason, Message: after.Message,
+		Source:         corev1.EventSource{Component: names.FieldManager},
+		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	}
+	if _, err := m.Client.CoreV1().Events(a.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+		klog.V(2).InfoS("could not record event", "cluster", m.ID, "export", a.Namespace+"/"+a.Name, "err", err)
+	}
+}
+
+// Conflicts returns every current conflict, sorted.
+func (r *Reconciler) Conflicts() []engine.Conflict {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := []engine.Conflict{}
+	for _, c := range r.conflicts {
+		out = append(out, c...)
+	}
+	slices.SortFunc(out, engine.CompareConflicts)
+	return out
+}
+
+// Skips returns the objects the engine declined to touch (user-made, same name).
+func (r *Reconciler) Skips() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, s := range r.skips {
+		out = append(out, s...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Changes returns and forgets the writes made so far.
+func (r *Reconciler) Changes() []Change {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := r.changes
+	r.changes = nil
+	return c
+}
+
+// Writes counts API writes since start.
+func (r *Reconciler) Writes() int64 { return r.writes.Load() }

@@ -1,0 +1,319 @@
+package reconciler
+
+// Writes: one planned action applied to a member, without ever taking over an object.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/util/csaupgrade"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+var (
+	gvrServices = schema.GroupVersionResource{Version: "v1", Resource: "services"}
+	gvrSlices   = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
+)
+
+// executeRound runs each cluster's actions in order, the clusters concurrently.
+func (r *Reconciler) executeRound(ctx context.Context, obs engine.Observed, perCluster [][]engine.Action) []string {
+	var mu sync.Mutex
+	var errs []string
+	var wg sync.WaitGroup
+	for _, actions := range perCluster {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for _, a := range actions {
+				if err := r.execute(ctx, obs, a); err != nil {
+					mu.Lock()
+					errs = append(errs, err.Error())
+					mu.Unlock()
+					return
+				}
+				r.recordChanges([]engine.Action{a})
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Strings(errs)
+	return errs
+}
+
+// execute performs one planned action with server-side apply (or a delete).
+func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.Action) error {
+	m := r.member(a.Cluster)
+	ref := fmt.Sprintf("cluster %q: %s %s/%s", a.Cluster, a.Kind, a.Namespace, a.Name)
+	if r.opts.DryRun {
+		return nil
+	}
+	var gvr schema.GroupVersionResource
+	var apiVersion, kind, sub string
+	switch a.Kind {
+	case engine.KindServiceImport:
+		gvr, apiVersion, kind = mcsapi.GVR(m.version, mcsapi.ServiceImports), mcsapi.Group+"/"+m.version, mcsv1beta1.ServiceImportKindName
+	case engine.KindService:
+		gvr, apiVersion, kind = gvrServices, "v1", "Service"
+	case engine.KindEndpointSlice:
+		gvr, apiVersion, kind = gvrSlices, "discovery.k8s.io/v1", "EndpointSlice"
+	case engine.KindServiceExportStatus:
+		gvr, apiVersion, kind = mcsapi.GVR(m.version, mcsapi.ServiceExports), mcsapi.Group+"/"+m.version, mcsv1beta1.ServiceExportKindName
+	default:
+		return fmt.Errorf("%s: unknown kind", ref)
+	}
+	res := m.Dynamic.Resource(gvr).Namespace(a.Namespace)
+	r.writes.Add(1)
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, a.Verb).Inc()
+	}
+	last := observedObject(obs, a)
+	if a.Verb == engine.VerbDelete {
+		var opts metav1.DeleteOptions
+		if last != nil && last.GetUID() != "" {
+			// Only the object we decided about: not one somebody made in its place since.
+			uid := last.GetUID()
+			opts.Preconditions = &metav1.Preconditions{UID: &uid}
+		}
+		err := res.Delete(ctx, a.Name, opts)
+		if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+			return fmt.Errorf("%s: delete: %w", ref, err)
+		}
+		if last != nil {
+			m.recent.deleted(a.Kind, last)
+		}
+		return nil
+	}
+	body, err := applyBody(a, apiVersion, kind, writeUID(a, last))
+	if err != nil {
+		return fmt.Errorf("%s: %w", ref, err)
+	}
+	if a.Verb == engine.VerbStatus {
+		sub = "status"
+	}
+	var out *unstructured.Unstructured
+	if a.Verb == engine.VerbCreate {
+		out, err = r.create(ctx, res, body)
+		if apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("%s: exists already and was not created by kubectl-mcs; left alone", ref)
+		}
+	} else {
+		if err := r.upgradeOwnership(ctx, res, a, last); err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		force := true
+		out, err = res.Patch(ctx, a.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: r.opts.FieldManager, Force: &force}, subresources(sub)...)
+		if isUIDMismatch(err) {
+			return fmt.Errorf("%s: %s: replaced by another object since it was read; deciding again", ref, a.Verb)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %s: %w", ref, a.Verb, err)
+	}
+	if o, err := typedAs(a.Kind, out); err == nil {
+		m.recent.wrote(a.Kind, o)
+	}
+	if a.Kind == engine.KindServiceExportStatus {
+		r.recordConflictEvent(ctx, m, obs, a)
+	}
+	return nil
+}
+
+// typedAs decodes what an apply returned into the type the engine observes for kind.
+func typedAs(kind string, u *unstructured.Unstructured) (metav1.Object, error) {
+	switch kind {
+	case engine.KindServiceImport:
+		return asObject(decode.Unstructured[mcsv1beta1.ServiceImport](u))
+	case engine.KindService:
+		return asObject(decode.Unstructured[corev1.Service](u))
+	case engine.KindEndpointSlice:
+		return asObject(decode.Unstructured[discoveryv1.EndpointSlice](u))
+	case engine.KindServiceExportStatus:
+		return asObject(decode.Unstructured[mcsv1beta1.ServiceExport](u))
+	}
+	return nil, fmt.Errorf("unknown kind %s", kind)
+}
+
+// asObject keeps a failed decode's nil pointer out of the interface.
+func asObject[T any, PT interface {
+	*T
+	metav1.Object
+}](o PT, err error) (metav1.Object, error) {
+	if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// observedObject is the object a delete action removes, as observed.
+func observedObject(obs engine.Observed, a engine.Action) metav1.Object {
+	for _, c := range obs.Clusters {
+		if c.ID != a.Cluster {
+			continue
+		}
+		var objs []metav1.Object
+		switch a.Kind {
+		case engine.KindServiceImport:
+			objs = asObjects(c.ServiceImports)
+		case engine.KindService:
+			objs = asObjects(c.Services)
+		case engine.KindEndpointSlice:
+			objs = asObjects(c.EndpointSlices)
+		}
+		for _, o := range objs {
+			if o.GetNamespace() == a.Namespace && o.GetName() == a.Name {
+				return o
+			}
+		}
+	}
+	return nil
+}
+
+func asObjects[T metav1.Object](in []T) []metav1.Object {
+	out := make([]metav1.Object, len(in))
+	for i, o := range in {
+		out[i] = o
+	}
+	return out
+}
+
+func subresources(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return []string{s}
+}
+
+
+// create writes a new object with a plain create, which fails on an existing one: a forced apply
+// would silently take over an object of the same name that the cache had not shown yet.
+func (r *Reconciler) create(ctx context.Context, res dynamic.ResourceInterface, body []byte) (*unstructured.Unstructured, error) {
+	u := &unstructured.Unstructured{}
+	if err := json.Unmarshal(body, &u.Object); err != nil {
+		return nil, err
+	}
+	return res.Create(ctx, u, metav1.CreateOptions{FieldManager: r.opts.FieldManager})
+}
+
+// upgradeOwnership hands the fields that our create set (owned through an Update operation) to
+// our apply manager before the first apply, so that an apply that leaves a field out (a port, a
+// label) removes it instead of leaving it co-owned. EndpointSlices need none: every field of
+// ours there is a scalar or an atomic list, which an apply replaces whole.
+func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceInterface, a engine.Action, last metav1.Object) error {
+	if a.Verb != engine.VerbUpdate || a.Kind == engine.KindEndpointSlice {
+		return nil
+	}
+	o, ok := last.(runtime.Object)
+	if !ok {
+		return nil
+	}
+	fm := r.opts.FieldManager
+	patch, err := csaupgrade.UpgradeManagedFieldsPatch(o, sets.New(fm), fm)
+	if err != nil || patch == nil {
+		return err
+	}
+	r.writes.Add(1)
+	if r.opts.Metrics != nil {
+		r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, "ownership").Inc()
+	}
+	if _, err := res.Patch(ctx, a.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
+		return fmt.Errorf("taking over the fields of our create for server-side apply: %w", err)
+	}
+	return nil
+}
+
+// isUIDMismatch reports the apiserver's refusal of a write that names another object's UID: 422
+// "metadata.uid: field is immutable" when an object of that name exists, 409 "uid mismatch" when
+// none does. Either way the object we decided about is not the one there.
+func isUIDMismatch(err error) bool {
+	if apierrors.IsConflict(err) {
+		return strings.Contains(err.Error(), "uid mismatch")
+	}
+	var se apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &se) || se.Status().Details == nil {
+		return false
+	}
+	for _, c := range se.Status().Details.Causes {
+		if c.Field == "metadata.uid" {
+			return true
+		}
+	}
+	return false
+}
+
+// writeUID is the UID the write must find: the object's as we read it.
+func writeUID(a engine.Action, last metav1.Object) types.UID {
+	switch {
+	case a.Verb == engine.VerbCreate:
+		return ""
+	case last != nil:
+		return last.GetUID()
+	case a.Object != nil:
+		if o, err := meta.Accessor(a.Object); err == nil {
+			return o.GetUID()
+		}
+	}
+	return ""
+}
+
+// applyBody is the apply configuration of an action: only the fields we own, and the UID the
+// object must have (see writeUID; "" for none).
+func applyBody(a engine.Action, apiVersion, kind string, uid types.UID) ([]byte, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.Object)
+	if err != nil {
+		return nil, err
+	}
+	obj := map[string]any{"apiVersion": apiVersion, "kind": kind}
+	md, _ := u["metadata"].(map[string]any)
+	keep := map[string]any{"name": a.Name, "namespace": a.Namespace}
+	if uid != "" {
+		keep["uid"] = string(uid)
+	}
+	if a.Kind != engine.KindServiceExportStatus && a.Verb != engine.VerbStatus {
+		for _, f := range []string{"labels", "annotations", "ownerReferences"} {
+			if v, ok := md[f]; ok {
+				keep[f] = v
+			}
+		}
+	}
+	obj["metadata"] = keep
+	switch {
+	case a.Kind == engine.KindServiceExportStatus:
+		conds, _, _ := unstructured.NestedSlice(u, "status", "conditions")
+		var mine []any
+		for _, c := range conds {
+			if t, _ := c.(map[string]any)["type"].(string); engine.OwnsCondition(t) {
+				mine = append(mine, c)
+			}
+		}
+		obj["status"] = map[string]any{"conditions": mine}
+	case a.Verb == engine.VerbStatus:
+		obj["status"] = u["status"]
+	default:
+		for k, v := range u {
+			if k != "metadata" && k != "status" && k != "apiVersion" && k != "kind" {
+				obj[k] = v
+			}
+		}
+	}
+	return json.Marshal(obj)
+}
