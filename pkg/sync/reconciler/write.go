@@ -203,7 +203,6 @@ func subresources(s string) []string {
 	return []string{s}
 }
 
-
 // create writes a new object with a plain create, which fails on an existing one: a forced apply
 // would silently take over an object of the same name that the cache had not shown yet.
 func (r *Reconciler) create(ctx context.Context, res dynamic.ResourceInterface, body []byte) (*unstructured.Unstructured, error) {
