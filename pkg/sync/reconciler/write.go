@@ -30,10 +30,41 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
-var (
-	gvrServices = schema.GroupVersionResource{Version: "v1", Resource: "services"}
-	gvrSlices   = schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}
-)
+// writeKind is how one kind the engine plans is written, read back and found among what was
+// observed: the one table every write consults.
+type writeKind struct {
+	gvr        func(mcsVersion string) schema.GroupVersionResource
+	apiVersion func(mcsVersion string) string
+	kind       string
+	decode     func(*unstructured.Unstructured) (metav1.Object, error)
+	observed   func(engine.ClusterState) []metav1.Object
+}
+
+func mcsKind(resource, kind string) (func(string) schema.GroupVersionResource, func(string) string, string) {
+	return func(v string) schema.GroupVersionResource { return mcsapi.GVR(v, resource) },
+		func(v string) string { return mcsapi.Group + "/" + v }, kind
+}
+
+func fixed(gvr schema.GroupVersionResource) (func(string) schema.GroupVersionResource, func(string) string) {
+	return func(string) schema.GroupVersionResource { return gvr }, func(string) string { return gvr.GroupVersion().String() }
+}
+
+var writeKinds = func() map[string]writeKind {
+	si, siAV, siKind := mcsKind(mcsapi.ServiceImports, mcsv1beta1.ServiceImportKindName)
+	se, seAV, seKind := mcsKind(mcsapi.ServiceExports, mcsv1beta1.ServiceExportKindName)
+	svc, svcAV := fixed(schema.GroupVersionResource{Version: "v1", Resource: "services"})
+	sl, slAV := fixed(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"})
+	return map[string]writeKind{
+		engine.KindServiceImport: {si, siAV, siKind, decodeAs[mcsv1beta1.ServiceImport],
+			func(c engine.ClusterState) []metav1.Object { return asObjects(c.ServiceImports) }},
+		engine.KindService: {svc, svcAV, "Service", decodeAs[corev1.Service],
+			func(c engine.ClusterState) []metav1.Object { return asObjects(c.Services) }},
+		engine.KindEndpointSlice: {sl, slAV, "EndpointSlice", decodeAs[discoveryv1.EndpointSlice],
+			func(c engine.ClusterState) []metav1.Object { return asObjects(c.EndpointSlices) }},
+		engine.KindServiceExportStatus: {se, seAV, seKind, decodeAs[mcsv1beta1.ServiceExport],
+			func(c engine.ClusterState) []metav1.Object { return asObjects(c.ServiceExports) }},
+	}
+}()
 
 // executeRound runs each cluster's actions in order, the clusters concurrently.
 func (r *Reconciler) executeRound(ctx context.Context, obs engine.Observed, perCluster [][]engine.Action) []string {
@@ -67,26 +98,17 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 	if r.opts.DryRun {
 		return nil
 	}
-	var gvr schema.GroupVersionResource
-	var apiVersion, kind, sub string
-	switch a.Kind {
-	case engine.KindServiceImport:
-		gvr, apiVersion, kind = mcsapi.GVR(m.version, mcsapi.ServiceImports), mcsapi.Group+"/"+m.version, mcsv1beta1.ServiceImportKindName
-	case engine.KindService:
-		gvr, apiVersion, kind = gvrServices, "v1", "Service"
-	case engine.KindEndpointSlice:
-		gvr, apiVersion, kind = gvrSlices, "discovery.k8s.io/v1", "EndpointSlice"
-	case engine.KindServiceExportStatus:
-		gvr, apiVersion, kind = mcsapi.GVR(m.version, mcsapi.ServiceExports), mcsapi.Group+"/"+m.version, mcsv1beta1.ServiceExportKindName
-	default:
+	wk, ok := writeKinds[a.Kind]
+	if !ok {
 		return fmt.Errorf("%s: unknown kind", ref)
 	}
-	res := m.Dynamic.Resource(gvr).Namespace(a.Namespace)
+	var sub string
+	res := m.Dynamic.Resource(wk.gvr(m.version)).Namespace(a.Namespace)
 	r.writes.Add(1)
 	if r.opts.Metrics != nil {
 		r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, a.Verb).Inc()
 	}
-	last := observedObject(obs, a)
+	last := observedObject(obs, a, wk)
 	if a.Verb == engine.VerbDelete {
 		var opts metav1.DeleteOptions
 		if last != nil && last.GetUID() != "" {
@@ -103,7 +125,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		}
 		return nil
 	}
-	body, err := applyBody(a, apiVersion, kind, writeUID(a, last))
+	body, err := applyBody(a, wk.apiVersion(m.version), wk.kind, writeUID(a, last))
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
 	}
@@ -129,7 +151,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 	if err != nil {
 		return fmt.Errorf("%s: %s: %w", ref, a.Verb, err)
 	}
-	if o, err := typedAs(a.Kind, out); err == nil {
+	if o, err := wk.decode(out); err == nil {
 		m.recent.wrote(a.Kind, o)
 	}
 	if a.Kind == engine.KindServiceExportStatus {
@@ -138,48 +160,26 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 	return nil
 }
 
-// typedAs decodes what an apply returned into the type the engine observes for kind.
-func typedAs(kind string, u *unstructured.Unstructured) (metav1.Object, error) {
-	switch kind {
-	case engine.KindServiceImport:
-		return asObject(decode.Unstructured[mcsv1beta1.ServiceImport](u))
-	case engine.KindService:
-		return asObject(decode.Unstructured[corev1.Service](u))
-	case engine.KindEndpointSlice:
-		return asObject(decode.Unstructured[discoveryv1.EndpointSlice](u))
-	case engine.KindServiceExportStatus:
-		return asObject(decode.Unstructured[mcsv1beta1.ServiceExport](u))
-	}
-	return nil, fmt.Errorf("unknown kind %s", kind)
-}
-
-// asObject keeps a failed decode's nil pointer out of the interface.
-func asObject[T any, PT interface {
+// decodeAs decodes what a write returned into the type the engine observes; a failed decode's
+// nil pointer stays out of the interface.
+func decodeAs[T any, PT interface {
 	*T
 	metav1.Object
-}](o PT, err error) (metav1.Object, error) {
+}](u *unstructured.Unstructured) (metav1.Object, error) {
+	o, err := decode.Unstructured[T](u)
 	if err != nil {
 		return nil, err
 	}
-	return o, nil
+	return PT(o), nil
 }
 
-// observedObject is the object a delete action removes, as observed.
-func observedObject(obs engine.Observed, a engine.Action) metav1.Object {
+// observedObject is the object an action is about, as observed (nil for a create).
+func observedObject(obs engine.Observed, a engine.Action, wk writeKind) metav1.Object {
 	for _, c := range obs.Clusters {
 		if c.ID != a.Cluster {
 			continue
 		}
-		var objs []metav1.Object
-		switch a.Kind {
-		case engine.KindServiceImport:
-			objs = asObjects(c.ServiceImports)
-		case engine.KindService:
-			objs = asObjects(c.Services)
-		case engine.KindEndpointSlice:
-			objs = asObjects(c.EndpointSlices)
-		}
-		for _, o := range objs {
+		for _, o := range wk.observed(c) {
 			if o.GetNamespace() == a.Namespace && o.GetName() == a.Name {
 				return o
 			}
