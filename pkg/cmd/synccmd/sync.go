@@ -338,7 +338,18 @@ func (o *Options) watch(ctx context.Context) error {
 // reportConflicts prints the conflicts table whenever the set of conflicts changes.
 func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler) {
 	last := "-"
+	warned := map[string]bool{}
 	wait.UntilWithContext(ctx, func(context.Context) {
+		// Objects left alone (someone else's in our way, a source outside the clusterset): once
+		// each, as the one-shot report does.
+		now := map[string]bool{}
+		for _, s := range r.Skips() {
+			now[s] = true
+			if !warned[s] {
+				fmt.Fprintf(o.ErrOut, "Warning: %s\n", s)
+			}
+		}
+		warned = now
 		cs := r.Conflicts()
 		var sig strings.Builder
 		for _, c := range cs {
