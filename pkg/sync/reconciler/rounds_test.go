@@ -1,0 +1,120 @@
+package reconciler
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+// An apiserver that silently drops a field we write would have sync write it forever: the rounds
+// are bounded, the service comes back with the queue's backoff, not at once.
+func TestDroppedFieldIsBounded(t *testing.T) {
+	var patches atomic.Int64
+	var mu sync.Mutex
+	held := map[string]map[string]any{} // what this "apiserver" holds, by resource/name
+	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	dyn.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		var body []byte
+		var name string
+		switch a := a.(type) {
+		case k8stesting.PatchAction:
+			body, name = a.GetPatch(), a.GetName()
+		case k8stesting.CreateAction:
+			u := a.GetObject().(*unstructured.Unstructured)
+			body, _ = json.Marshal(u.Object)
+			name = u.GetName()
+		default:
+			return false, nil, nil
+		}
+		n := patches.Add(1)
+		var patch map[string]any
+		if err := json.Unmarshal(body, &patch); err != nil {
+			return true, nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		k := a.GetResource().Resource + "/" + name
+		obj := merge(held[k], patch)
+		unstructured.RemoveNestedField(obj, "spec", "ipFamilies") // dropped, every time
+		held[k] = obj
+		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
+		u.SetResourceVersion(strconv.FormatInt(1000+n, 10))
+		return true, u, nil
+	})
+	ours := map[string]string{names.ManagedByLabel: names.ManagedByValue}
+	svc := svcObj("demo", "serve")
+	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	imp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-imp", ResourceVersion: "5",
+		Labels: ours, Annotations: map[string]string{names.DerivedServiceAnnotation: "derived-serve"}}}
+	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", CreationTimestamp: metav1.Now()}}
+	m := readMember(t, "m1", corev1.NamespaceActive, svc, exp, imp)
+	m.Dynamic, m.version = dyn, mcsapi.V1beta1
+	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, members: []*member{m},
+		conflicts: map[string][]engine.Conflict{}, skips: map[string][]string{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Hour, time.Hour))}
+
+	held["serviceimports/serve"] = map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceImport",
+		"metadata": map[string]any{"name": "serve", "namespace": "demo", "uid": "u-imp",
+			"labels": map[string]any{names.ManagedByLabel: names.ManagedByValue}, "annotations": map[string]any{names.DerivedServiceAnnotation: "derived-serve"}}}
+	err := r.syncKey(context.Background(), "demo/serve")
+	if err == nil || !strings.Contains(err.Error(), "still wants writes after") {
+		t.Fatalf("syncKey: %v, want the rounds' bound", err)
+	}
+	if n := patches.Load(); n == 0 || n > 20 {
+		t.Errorf("%d writes for one service, want a bounded few", n)
+	}
+
+	// The worker puts it back rate limited (an hour here), not at once.
+	r.queue.Add("demo/serve")
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.worker(ctx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for r.queue.NumRequeues("demo/serve") == 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	before := patches.Load()
+	time.Sleep(300 * time.Millisecond)
+	if r.queue.NumRequeues("demo/serve") != 1 || patches.Load() != before {
+		t.Errorf("requeues %d, writes %d -> %d while backing off", r.queue.NumRequeues("demo/serve"), before, patches.Load())
+	}
+	cancel()
+	r.queue.ShutDown()
+	<-done
+}
+
+// merge lays patch over obj the way an apply of maps does.
+func merge(obj, patch map[string]any) map[string]any {
+	out := map[string]any{}
+	for k, v := range obj {
+		out[k] = v
+	}
+	for k, v := range patch {
+		if pm, ok := v.(map[string]any); ok {
+			if om, ok := out[k].(map[string]any); ok {
+				out[k] = merge(om, pm)
+				continue
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
