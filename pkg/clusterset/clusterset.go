@@ -197,12 +197,18 @@ func (l *Loader) connect(ctx context.Context, r Ref) *Member {
 	if timeout == 0 {
 		timeout = 10 * time.Second
 	}
-	pctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	if err := m.Client.Discovery().RESTClient().Get().AbsPath("/version").Do(pctx).Error(); err != nil {
+	if err := Probe(ctx, m.Discovery, timeout); err != nil {
 		m.Err = fmt.Errorf("unreachable: %w", err)
 	}
 	return m
+}
+
+// Probe asks a member's apiserver whether it is ready, within timeout: the one reachability check
+// of every command (/readyz is open to every user, as /version is).
+func Probe(ctx context.Context, d discovery.DiscoveryInterface, timeout time.Duration) error {
+	pctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return d.RESTClient().Get().AbsPath("/readyz").Do(pctx).Error()
 }
 
 // FirstError returns an error naming the first unreachable member, for commands that need all.

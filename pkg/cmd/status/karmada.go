@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/karmada"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
@@ -54,7 +56,7 @@ func (o *Options) connectKarmada() (*controlPlane, error) {
 		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
 	}
 	d := cp.kube.Discovery()
-	if err := d.RESTClient().Get().AbsPath("/version").Do(context.Background()).Error(); err != nil {
+	if err := clusterset.Probe(context.Background(), d, 10*time.Second); err != nil {
 		return nil, fmt.Errorf("cluster %q: unreachable: %w", cp.name, err)
 	}
 	served := func(gvr schema.GroupVersionResource) (*schema.GroupVersionResource, error) {

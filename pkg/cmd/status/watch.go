@@ -130,9 +130,7 @@ func (w *watchedMember) probe(ctx context.Context) bool {
 	if w.Client == nil {
 		return false
 	}
-	pctx, cancel := context.WithTimeout(ctx, probeInterval)
-	err := w.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(pctx).Error()
-	cancel()
+	err := clusterset.Probe(ctx, w.Client.Discovery(), probeInterval)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if !w.started {

@@ -299,9 +299,7 @@ func (r *Reconciler) probe(ctx context.Context, m *member) {
 		return
 	}
 	wait.UntilWithContext(ctx, func(ctx context.Context) {
-		pctx, cancel := context.WithTimeout(ctx, r.opts.ProbeInterval)
-		err := m.Client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(pctx).Error()
-		cancel()
+		err := clusterset.Probe(ctx, m.Discovery, r.opts.ProbeInterval)
 		m.mu.Lock()
 		was := m.reachable
 		m.reachable = err == nil
