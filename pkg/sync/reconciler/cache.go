@@ -3,7 +3,9 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
@@ -70,7 +72,7 @@ func joinBackoff() wait.Backoff {
 func (r *Reconciler) join(ctx context.Context, m *member) {
 	backoff := joinBackoff()
 	for attempt := 0; ; attempt++ {
-		err := m.start(ctx, r.opts.Namespace, r.enqueue, r.opts.LoadSchemas)
+		err := m.start(ctx, r.opts.Namespace, handlers{service: r.queue.Add, namespace: r.namespaceChanged}, r.opts.LoadSchemas)
 		if err == nil {
 			break
 		}
@@ -102,9 +104,16 @@ func (r *Reconciler) join(ctx context.Context, m *member) {
 	r.probe(ctx, m)
 }
 
+// handlers are what an informer event asks of the reconciler: decide one service again, or every
+// service in a namespace (one that appeared or went).
+type handlers struct {
+	service   func(key)
+	namespace func(ns string)
+}
+
 // start builds and runs the informers. Only what the engine reads is watched; onChange gets the
 // service key ("ns/name") that an event concerns.
-func (m *member) start(ctx context.Context, namespace string, onChange func(key string), loadSchemas SchemaLoader) error {
+func (m *member) start(ctx context.Context, namespace string, on handlers, loadSchemas SchemaLoader) error {
 	v, err := mcsapi.ServedVersion(m.Discovery)
 	if err != nil {
 		return err
@@ -139,13 +148,13 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 	m.exports, m.imports = seInf.Informer().GetIndexer(), siInf.Informer().GetIndexer()
 
 	// kind names the objects in m.recent; "" for those we never write.
-	handler := func(kind string, keyOf func(obj any) []string) cache.ResourceEventHandler {
+	handler := func(kind string, keyOf func(obj any) []key) cache.ResourceEventHandler {
 		fire := func(obj any) {
 			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 				obj = d.Obj
 			}
 			for _, k := range keyOf(obj) {
-				onChange(k)
+				on.service(k)
 			}
 		}
 		gone := func(obj any) {
@@ -159,7 +168,7 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 		}
 		return cache.ResourceEventHandlerFuncs{AddFunc: fire, DeleteFunc: gone, UpdateFunc: func(_, n any) { fire(n) }}
 	}
-	byName := func(obj any) []string {
+	byName := func(obj any) []key {
 		o, ok := obj.(interface {
 			GetNamespace() string
 			GetName() string
@@ -167,7 +176,7 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 		if !ok {
 			return nil
 		}
-		return []string{o.GetNamespace() + "/" + o.GetName()}
+		return []key{{Namespace: o.GetNamespace(), Name: o.GetName()}}
 	}
 	reg := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
 		_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
@@ -178,33 +187,42 @@ func (m *member) start(ctx context.Context, namespace string, onChange func(key 
 		return err
 	}
 	errs := []error{
-		reg(svcInf.Informer(), handler(engine.KindService, func(obj any) []string {
+		reg(svcInf.Informer(), handler(engine.KindService, func(obj any) []key {
 			s, ok := obj.(*corev1.Service)
 			if !ok {
 				return nil
 			}
 			if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" && names.IsManaged(s.Labels) {
-				return []string{s.Namespace + "/" + n}
+				return []key{{Namespace: s.Namespace, Name: n}}
 			}
-			return []string{s.Namespace + "/" + s.Name}
+			return []key{{Namespace: s.Namespace, Name: s.Name}}
 		})),
-		reg(sliceInf.Informer(), handler(engine.KindEndpointSlice, func(obj any) []string {
+		reg(sliceInf.Informer(), handler(engine.KindEndpointSlice, func(obj any) []key {
 			s, ok := obj.(*discoveryv1.EndpointSlice)
 			if !ok {
 				return nil
 			}
 			if names.IsManaged(s.Labels) {
 				if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" {
-					return []string{s.Namespace + "/" + n}
+					return []key{{Namespace: s.Namespace, Name: n}}
 				}
 				return nil
 			}
 			if n := s.Labels[discoveryv1.LabelServiceName]; n != "" {
-				return []string{s.Namespace + "/" + n}
+				return []key{{Namespace: s.Namespace, Name: n}}
 			}
 			return nil
 		})),
-		reg(nsInf.Informer(), handler("", func(obj any) []string { return []string{"namespace:" + nameOf(obj)} })),
+		reg(nsInf.Informer(), cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { on.namespace(nameOf(obj)) },
+			UpdateFunc: func(_, obj any) { on.namespace(nameOf(obj)) },
+			DeleteFunc: func(obj any) {
+				if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+					obj = d.Obj
+				}
+				on.namespace(nameOf(obj))
+			},
+		}),
 		reg(seInf.Informer(), handler(engine.KindServiceExportStatus, byName)),
 		reg(siInf.Informer(), handler(engine.KindServiceImport, byName)),
 	}
@@ -255,11 +273,11 @@ func (m *member) cachesSynced() bool {
 
 // keys lists every service this cluster's caches say needs a decision: exported ones and those
 // that still have objects of ours; in namespace ns, or in all of them when ns is "".
-func (m *member) keys(ns string) []string {
-	seen := map[string]bool{}
+func (m *member) keys(ns string) []key {
+	seen := map[key]bool{}
 	add := func(objNS, n string) {
 		if ns == "" || objNS == ns {
-			seen[objNS+"/"+n] = true
+			seen[key{Namespace: objNS, Name: n}] = true
 		}
 	}
 	in := func(store cache.Indexer) []any {
@@ -286,11 +304,7 @@ func (m *member) keys(ns string) []string {
 			add(s.Namespace, n)
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for k := range seen {
-		out = append(out, k)
-	}
-	return out
+	return slices.Collect(maps.Keys(seen))
 }
 
 // probe watches a member's health; a change in reachability re-decides every service.

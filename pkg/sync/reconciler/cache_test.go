@@ -48,7 +48,10 @@ func TestMemberKeys(t *testing.T) {
 		"b": {"b/exported"},
 		"c": {},
 	} {
-		got := m.keys(ns)
+		var got []string
+		for _, k := range m.keys(ns) {
+			got = append(got, k.String())
+		}
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("keys(%q) = %v, want %v", ns, got, want)

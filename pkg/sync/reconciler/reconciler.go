@@ -3,15 +3,18 @@
 package reconciler
 
 import (
+	"cmp"
 	"context"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
@@ -43,17 +46,20 @@ type Change struct {
 	Object                                 runtime.Object `json:"-"`
 }
 
+// key is a service: the queue's item, and what one sync decides.
+type key = types.NamespacedName
+
 // Reconciler keeps the clusterset in sync.
 type Reconciler struct {
 	opts    Options
 	members []*member
-	queue   workqueue.TypedRateLimitingInterface[string]
+	queue   workqueue.TypedRateLimitingInterface[key]
 	writes  atomic.Int64
 
 	mu         sync.Mutex
-	conflicts  map[string][]engine.Conflict
+	conflicts  map[key][]engine.Conflict
 	nConflicts int // total of conflicts, for the metric without walking them
-	skips      map[string][]string
+	skips      map[key][]string
 	changes    []Change
 	started    bool
 	now        func() time.Time
@@ -69,11 +75,11 @@ func New(members []*clusterset.Member, opts Options) *Reconciler {
 	}
 	r := &Reconciler{
 		opts:      opts,
-		conflicts: map[string][]engine.Conflict{},
-		skips:     map[string][]string{},
+		conflicts: map[key][]engine.Conflict{},
+		skips:     map[key][]string{},
 		now:       time.Now,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: "kubectl-mcs"}),
+		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](),
+			workqueue.TypedRateLimitingQueueConfig[key]{Name: "kubectl-mcs"}),
 	}
 	for _, m := range members {
 		r.members = append(r.members, &member{Member: m, joinErr: m.Err})
@@ -135,23 +141,19 @@ func (r *Reconciler) requeueAll() {
 	}
 }
 
-func (r *Reconciler) enqueue(key string) {
-	if ns, ok := strings.CutPrefix(key, "namespace:"); ok {
-		// A namespace appeared or went: every service in it may import there now. Found by
-		// namespace index: at start-up every namespace arrives as an event.
-		for _, k := range r.keysIn(ns) {
-			r.queue.Add(k)
-		}
-		return
+// namespaceChanged: a namespace appeared or went, so every service in it may import there now.
+// Found by namespace index: at start-up every namespace arrives as an event.
+func (r *Reconciler) namespaceChanged(ns string) {
+	for _, k := range r.keysIn(ns) {
+		r.queue.Add(k)
 	}
-	r.queue.Add(key)
 }
 
-func (r *Reconciler) allKeys() []string { return r.keysIn("") }
+func (r *Reconciler) allKeys() []key { return r.keysIn("") }
 
-// keysIn is every service key that some member knows in namespace ns ("": all), sorted.
-func (r *Reconciler) keysIn(ns string) []string {
-	seen := map[string]bool{}
+// keysIn is every service that some member knows in namespace ns ("": all), sorted.
+func (r *Reconciler) keysIn(ns string) []key {
+	seen := map[key]bool{}
 	for _, m := range r.members {
 		if synced, _, _ := m.state(); !synced {
 			continue
@@ -160,12 +162,9 @@ func (r *Reconciler) keysIn(ns string) []string {
 			seen[k] = true
 		}
 	}
-	keys := make([]string, 0, len(seen))
-	for k := range seen {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
+	return slices.SortedFunc(maps.Keys(seen), func(a, b key) int {
+		return cmp.Or(strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
 }
 
 // SyncAll reconciles every known service until nothing is left to do (or maxPasses): the one-shot
@@ -231,12 +230,9 @@ func (r *Reconciler) worker(ctx context.Context) {
 }
 
 // syncKey decides and applies one service.
-func (r *Reconciler) syncKey(ctx context.Context, key string) error {
+func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 	start := time.Now()
-	ns, name, ok := strings.Cut(key, "/")
-	if !ok {
-		return nil
-	}
+	ns, name := k.Namespace, k.Name
 	// Rounds: each applies, in every cluster at once, only the first kind of work the plan has for
 	// it, then decides again from what the writes returned. Dependents are thus written once,
 	// complete: owner references carry the owner's UID, the import the derived Service's IP, the
@@ -247,14 +243,14 @@ func (r *Reconciler) syncKey(ctx context.Context, key string) error {
 		obs, problems := r.observe(ns, name)
 		want := engine.Compute(obs)
 		actions := engine.Plan(obs, want)
-		r.record(key, want, problems)
+		r.record(k, want, problems)
 		if len(actions) == 0 {
 			break
 		}
 		if round == maxRounds {
 			// Unusual churn, or an apiserver that drops what we write: back off, never spin.
 			errs = append(errs, fmt.Sprintf("service %s still wants writes after %d rounds (first: %s %s %s/%s in %q); retrying with backoff",
-				key, maxRounds, actions[0].Verb, actions[0].Kind, actions[0].Namespace, actions[0].Name, actions[0].Cluster))
+				k, maxRounds, actions[0].Verb, actions[0].Kind, actions[0].Namespace, actions[0].Name, actions[0].Cluster))
 			break
 		}
 		if r.opts.DryRun {

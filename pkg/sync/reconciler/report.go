@@ -20,14 +20,14 @@ import (
 )
 
 // record keeps the conflicts and skipped objects of one service for the reports.
-func (r *Reconciler) record(key string, want engine.Desired, problems []string) {
+func (r *Reconciler) record(k key, want engine.Desired, problems []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.nConflicts += len(want.Conflicts) - len(r.conflicts[key])
+	r.nConflicts += len(want.Conflicts) - len(r.conflicts[k])
 	if len(want.Conflicts) > 0 {
-		r.conflicts[key] = want.Conflicts
+		r.conflicts[k] = want.Conflicts
 	} else {
-		delete(r.conflicts, key)
+		delete(r.conflicts, k)
 	}
 	if m := r.opts.Metrics; m != nil {
 		m.Conflicts.Set(float64(r.nConflicts))
@@ -45,7 +45,7 @@ func (r *Reconciler) record(key string, want engine.Desired, problems []string) 
 		}
 	}
 	sort.Strings(skips)
-	r.skips[key] = skips
+	r.skips[k] = skips
 }
 
 func (r *Reconciler) recordChanges(actions []engine.Action) {

@@ -27,6 +27,7 @@ import (
 // An apiserver that silently drops a field we write would have sync write it forever: the rounds
 // are bounded, the service comes back with the queue's backoff, not at once.
 func TestDroppedFieldIsBounded(t *testing.T) {
+	serve := key{Namespace: "demo", Name: "serve"}
 	var patches atomic.Int64
 	var mu sync.Mutex
 	held := map[string]map[string]any{} // what this "apiserver" holds, by resource/name
@@ -68,13 +69,13 @@ func TestDroppedFieldIsBounded(t *testing.T) {
 	m := readMember(t, "m1", corev1.NamespaceActive, svc, exp, imp)
 	m.Dynamic, m.version = dyn, mcsapi.V1beta1
 	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, members: []*member{m},
-		conflicts: map[string][]engine.Conflict{}, skips: map[string][]string{},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[string](time.Hour, time.Hour))}
+		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
 
 	held["serviceimports/serve"] = map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceImport",
 		"metadata": map[string]any{"name": "serve", "namespace": "demo", "uid": "u-imp",
 			"labels": map[string]any{names.ManagedByLabel: names.ManagedByValue}, "annotations": map[string]any{names.DerivedServiceAnnotation: "derived-serve"}}}
-	err := r.syncKey(context.Background(), "demo/serve")
+	err := r.syncKey(context.Background(), serve)
 	if err == nil || !strings.Contains(err.Error(), "still wants writes after") {
 		t.Fatalf("syncKey: %v, want the rounds' bound", err)
 	}
@@ -83,18 +84,18 @@ func TestDroppedFieldIsBounded(t *testing.T) {
 	}
 
 	// The worker puts it back rate limited (an hour here), not at once.
-	r.queue.Add("demo/serve")
+	r.queue.Add(serve)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { r.worker(ctx); close(done) }()
 	deadline := time.Now().Add(10 * time.Second)
-	for r.queue.NumRequeues("demo/serve") == 0 && time.Now().Before(deadline) {
+	for r.queue.NumRequeues(serve) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	before := patches.Load()
 	time.Sleep(300 * time.Millisecond)
-	if r.queue.NumRequeues("demo/serve") != 1 || patches.Load() != before {
-		t.Errorf("requeues %d, writes %d -> %d while backing off", r.queue.NumRequeues("demo/serve"), before, patches.Load())
+	if r.queue.NumRequeues(serve) != 1 || patches.Load() != before {
+		t.Errorf("requeues %d, writes %d -> %d while backing off", r.queue.NumRequeues(serve), before, patches.Load())
 	}
 	cancel()
 	r.queue.ShutDown()
