@@ -3,33 +3,53 @@
 // no clients and never reads the clock; the result does not depend on the order of its input.
 //
 //	func Compute(obs Observed) Desired
-//	func Plan(obs Observed, want Desired, allSynced bool) []Action
+//	func Plan(obs Observed, want Desired) []Action
 //
-// Compute, per exported service NS/NAME (a ServiceExport in some cluster):
+// Membership. obs.Clusters are the members that were read (their caches synced, reachable now or
+// not); obs.Evicted the ones read before and unreachable past --unreachable-timeout. Any other
+// cluster that a ServiceImport's status.clusters or a slice's source-cluster label names is
+// unread (down since start, not synced yet, outside --contexts): those records stand, in
+// ClusterDesired.Held, and nothing of theirs is deleted or rewritten; obs.Members tells an unread
+// member from a cluster outside the clusterset (Held.Outside). obs.Services, when set, is the only
+// services the observation decides: an object of another service it happens to hold is never
+// collected.
+//
+// Compute, per service NS/NAME decided (a ServiceExport in some cluster, or records of ours):
 //   - The export is a constituent when its cluster has a Service NS/NAME that is not ExternalName
 //     and not managed by kubectl-mcs (a derived Service is never a source). Otherwise its only
 //     desired condition is Valid=False (NoService or InvalidServiceType): Ready and Conflict
 //     describe the clusterset service, which that export is not part of, so stale ones are removed.
 //   - Constituents are ordered by export creationTimestamp, then cluster ID; the oldest wins every
 //     conflict. Ports are the union, merged by name (an empty name is a name) then by
-//     (protocol, port) with "" meaning TCP; collisions take the older definition and raise
-//     PortConflict. A None/ClientIP split is only a SessionAffinityConflict; the config is
-//     compared among ClientIP constituents. Unset internalTrafficPolicy equals Cluster.
+//     (protocol, port) with "" meaning TCP; a duplicate takes the older definition. Any
+//     constituent whose set of ports differs from the oldest's raises PortConflict. A
+//     None/ClientIP split is only a SessionAffinityConflict; the config is compared among ClientIP
+//     constituents. Unset internalTrafficPolicy equals Cluster.
 //   - Every constituent export in a reachable cluster gets Valid, Ready and Conflict. Ready is
 //     True once every reachable cluster holding namespace NS has a managed ServiceImport NS/NAME.
 //     A cluster blocked by a foreign object (below) keeps Ready at Pending: the service is not
-//     usable there, and the message says why.
-//   - In every reachable cluster holding NS: ServiceImport NS/NAME, derived Service and one
-//     EndpointSlice per unmanaged source slice (kubernetes.io/service-name=NAME) of every
-//     constituent, unreachable constituents included (last-known endpoints are kept; dropping a
-//     cluster after --unreachable-timeout is the caller's job: leave it out of Observed).
+//     usable there, and the message says why. No message carries a count of clusters, so a
+//     reachability flap rewrites nothing.
+//   - In every reachable cluster holding NS: ServiceImport NS/NAME (status.clusters: the
+//     constituents and the unread exporters this cluster recorded), derived Service (the
+//     exporters' primary IP family, PreferDualStack when they are dual-stack; the import lists the
+//     families and IPs it got) and one EndpointSlice per unmanaged source slice
+//     (kubernetes.io/service-name=NAME) of every constituent, unreachable constituents included
+//     (last-known endpoints are kept until the caller evicts the cluster). A copy carries only the
+//     ports its source cluster's own Service exports exactly as the import does; one left with
+//     none is not made.
+//   - With no constituent, a cluster keeps the import (naming only unread exporters), derived
+//     Service and slices that stand for unread clusters, and nothing else of the service.
 //   - A ServiceImport NS/NAME or a Service derived-NAME without the managed-by label makes the
 //     engine skip that cluster for the service (reported in Skipped, nothing desired there).
 //   - Owner references (derived Service -> ServiceImport, slices -> derived Service) are desired
 //     only once the owner's UID has been observed, so they appear on the pass after creation.
+//   - A cluster's ImportSchema/ExportSchema prune what is desired there to what its served CRD
+//     declares, so that is all that is written and compared.
 //
 // Plan compares desired with observed on the fields the engine owns only, normalising apiserver
 // defaults, so a steady state produces no writes. It never acts on an object without the
-// managed-by label, and deletes stale objects (managed and carrying sync's own mark:
-// the derived-service annotation, the service-name or source-cluster label) only when allSynced.
+// managed-by label, and deletes stale objects (managed, carrying sync's own mark: the
+// derived-service annotation, the service-name or source-cluster label, naming a service obs
+// decides, and not held for an unread cluster).
 package engine
