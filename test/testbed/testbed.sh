@@ -5,6 +5,9 @@
 #   testbed.sh up [NAME...]     start clusters (default: member1 member2 member3)
 #   testbed.sh down [NAME...]   stop and delete them (default: every test-bed cluster)
 #   testbed.sh env              print the variables that point kubectl at the test bed
+#   testbed.sh merge            rewrite $TESTBED_KUBECONFIG from the clusters' kubeconfigs
+#
+# A real Karmada control plane (context "karmada") is started by karmada.sh; `down` stops it too.
 #
 # TESTBED_DUALSTACK names (space or comma separated) the clusters to start dual-stack (IPv4 and
 # IPv6 service range, pod CIDRs, pod IPs and EndpointSlices), e.g. TESTBED_DUALSTACK=member4.
@@ -125,6 +128,10 @@ case "$cmd" in
     if [ $# -eq 0 ]; then
       for f in "$TESTBED_DIR"/*.kubeconfig; do [ -f "$f" ] && set -- "$@" "$(basename "$f" .kubeconfig)"; done
     fi
+    # The real Karmada control plane has processes and a network namespace besides its cluster.
+    if [ -d "$TESTBED_DIR/karmada-cp" ] && printf '%s\n' "$@" | grep -qx karmada; then
+      bash "$here/karmada.sh" down || true
+    fi
     for n in "$@"; do
       "$KWOKCTL" delete cluster --name "$n" >/dev/null 2>&1 || true
       rm -f "$TESTBED_DIR/$n.kubeconfig"
@@ -169,5 +176,6 @@ case "$cmd" in
   env)
     echo "export KUBECONFIG=$TESTBED_KUBECONFIG"
     ;;
-  *) echo "usage: $0 up|down|stop|start|env [NAME...]" >&2; exit 2 ;;
+  merge) merge_kubeconfig ;;
+  *) echo "usage: $0 up|down|stop|start|env|merge [NAME...]" >&2; exit 2 ;;
 esac
