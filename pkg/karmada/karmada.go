@@ -101,10 +101,19 @@ func (s MCSSpec) Validate() error {
 	return ValidateClusters("--consumers", s.Consumers)
 }
 
-// ValidateClusters checks Karmada cluster names: DNS-1123 labels, no duplicates.
+// ClusterNameMaxLength is the longest cluster name Karmada accepts (its cluster validation, which
+// karmada-webhook applies to a MultiClusterService's provider and consumer clusters): shorter
+// than a DNS-1123 label.
+const ClusterNameMaxLength = 48
+
+// ValidateClusters checks Karmada cluster names: DNS-1123 labels of at most 48 characters, no
+// duplicates.
 func ValidateClusters(flag string, clusters []string) error {
 	seen := map[string]bool{}
 	for _, c := range clusters {
+		if len(c) > ClusterNameMaxLength {
+			return fmt.Errorf("%s: cluster name %q is not valid: must be no more than %d characters (Karmada's limit)", flag, c, ClusterNameMaxLength)
+		}
 		if errs := validation.IsDNS1123Label(c); len(errs) > 0 {
 			return fmt.Errorf("%s: cluster name %q is not valid: %s", flag, c, errs[0])
 		}

@@ -37,6 +37,13 @@ func TestMCSSpecValidate(t *testing.T) {
 		"port name":       func(s *MCSSpec) { s.Ports = []Port{{"HTTP_", 80}} },
 		"is not valid":    func(s *MCSSpec) { s.Consumers = []string{"Member_2"} },
 		"is listed twice": func(s *MCSSpec) { s.Providers = []string{"m", "m"} },
+		// Karmada's cluster names stop at 48 characters (karmada-webhook refuses longer ones).
+		"no more than 48": func(s *MCSSpec) { s.Consumers = []string{strings.Repeat("m", 49)} },
+	}
+	long := ok
+	long.Consumers = []string{strings.Repeat("m", 48)}
+	if err := long.Validate(); err != nil {
+		t.Errorf("48-character cluster name rejected: %v", err)
 	}
 	for msg, mutate := range bad {
 		s := ok
