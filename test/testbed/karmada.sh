@@ -7,6 +7,8 @@
 #   karmada.sh stop|start         stop / start the control plane's processes (members untouched)
 #   karmada.sh down               stop everything started here, remove the network namespace
 #   karmada.sh stats              memory (RSS) of the control plane's processes, start time
+#   karmada.sh smoke              a PropagationPolicy places a Deployment in member1: wait for its
+#                                 pods there (and none in member2), then clean up
 #
 # KARMADA_SOURCES: Karmada's sources (default ../shared/karmada beside the repository). When they
 # are absent, every verb prints one line and exits 0 (nothing Karmada-related can run).
@@ -129,18 +131,20 @@ apiserver() {
   rm -f "$CFG"
   # kwokctl creates the pki at create time: the request-header CA is its ca.crt, and its
   # --proxy-client-cert-file (admin.crt, CN kwok-admin) is the name aggregation allows.
+  # kwokctl v0.8.0 indexes its per-component patches by the position of a component's first
+  # --extra-args (it panics otherwise): the first argument of each component comes first, in order.
   "$KWOKCTL" create cluster --name "$NAME" --runtime binary --quiet-pull \
     --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
     --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
     --disable kube-scheduler,kwok-controller \
     --extra-args kube-apiserver=service-cluster-ip-range=10.96.0.0/16 \
+    --extra-args kube-controller-manager=service-cluster-ip-range=10.96.0.0/16 \
     --extra-args "kube-apiserver=requestheader-client-ca-file=$pki/ca.crt" \
     --extra-args kube-apiserver=requestheader-allowed-names=kwok-admin \
     --extra-args kube-apiserver=requestheader-username-headers=X-Remote-User \
     --extra-args kube-apiserver=requestheader-group-headers=X-Remote-Group \
     --extra-args kube-apiserver=requestheader-extra-headers-prefix=X-Remote-Extra- \
     --extra-args kube-apiserver=enable-aggregator-routing=true \
-    --extra-args kube-controller-manager=service-cluster-ip-range=10.96.0.0/16 \
     --extra-args kube-controller-manager=controllers=namespace,garbagecollector,serviceaccount-token,ttl-after-finished,clusterrole-aggregation \
     --kubeconfig "$CFG" --wait 60s >"$CP/logs/kwokctl.log" 2>&1 ||
     { cat "$CP/logs/kwokctl.log" >&2; log "karmada-apiserver failed to start"; return 1; }
@@ -215,7 +219,8 @@ aggregated() {
     --bind-address="$inside" --secure-port=443 \
     --tls-cert-file="$CP/pki/tls.crt" --tls-private-key-file="$CP/pki/tls.key" \
     --audit-log-path=- --audit-log-maxage=0 --audit-log-maxbackup=0 --v=1
-  kc apply -f - >/dev/null <<YAML
+  # Endpoints and an EndpointSlice: the aggregator resolves the Service through one of them.
+  kc apply -f - 2> >(grep -v 'Endpoints is deprecated' >&2) >/dev/null <<YAML
 apiVersion: v1
 kind: Service
 metadata: {name: karmada-aggregated-apiserver, namespace: karmada-system}
@@ -299,7 +304,7 @@ stats() {
   for p in $(all_pids | sort -u); do
     r=$(awk '/^VmRSS:/ {print $2}' "/proc/$p/status" 2>/dev/null || echo 0)
     kb=$((kb + ${r:-0}))
-    printf '%-10s %8d MB  %s\n' "$p" $(( ${r:-0} / 1024 )) "$(tr '\0' ' ' <"/proc/$p/cmdline" | cut -c1-90)"
+    printf '%-10s %8d MB  %s\n' "$p" $(( ${r:-0} / 1024 )) "$(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline" | cut -c1-90)"
   done
   echo "total RSS: $((kb / 1024)) MB"
   cat "$CP/stats" 2>/dev/null || true
@@ -377,6 +382,30 @@ case "$cmd" in
     log "down"
     ;;
   stats) stats ;;
+  smoke)
+    ns=karmada-smoke-$$
+    kc create namespace "$ns" >/dev/null
+    kc -n "$ns" create deployment serve --image=jeremyot/serve:0a40de8 --replicas=2 >/dev/null
+    kc apply -f - >/dev/null <<YAML
+apiVersion: policy.karmada.io/v1alpha1
+kind: PropagationPolicy
+metadata: {name: serve, namespace: $ns}
+spec:
+  resourceSelectors: [{apiVersion: apps/v1, kind: Deployment, name: serve}]
+  placement: {clusterAffinity: {clusterNames: [member1]}}
+YAML
+    m1() { kubectl --kubeconfig "$TESTBED_DIR/member1.kubeconfig" --context member1 "$@"; }
+    ok=0
+    wait_for "2 available replicas of $ns/serve in member1" 120 \
+      bash -c "[ \"\$(kubectl --kubeconfig '$TESTBED_DIR/member1.kubeconfig' --context member1 -n $ns get deploy serve -o jsonpath='{.status.availableReplicas}')\" = 2 ]" || ok=1
+    m1 -n "$ns" get deploy,pods -o wide >&2 || true
+    if kubectl --kubeconfig "$TESTBED_DIR/member2.kubeconfig" --context member2 -n "$ns" get deploy serve >/dev/null 2>&1; then
+      log "smoke: member2 got the Deployment too"; ok=1
+    fi
+    kc delete namespace "$ns" --wait=false >/dev/null
+    [ $ok = 0 ] && log "smoke: ok (PropagationPolicy -> Deployment running in member1 only)"
+    exit $ok
+    ;;
   env) echo "export KUBECONFIG=$TESTBED_DIR/kubeconfig" ;;
-  *) echo "usage: $0 build|up|stop|start|down|stats|env [MEMBER...]" >&2; exit 2 ;;
+  *) echo "usage: $0 build|up|stop|start|down|stats|smoke|env [MEMBER...]" >&2; exit 2 ;;
 esac
