@@ -271,9 +271,16 @@ controllers() {
 }
 
 join() {
-  local m mcfg
+  local m mcfg crd f
   for m in "$@"; do
     mcfg="$TESTBED_DIR/$m.kubeconfig"
+    # Karmada's guide has the members hold the mcs-api CRDs it bundles before anything is
+    # exported; a member that has them already (kubectl mcs init's, say) keeps its own.
+    for f in "$KARMADA_SOURCES"/charts/karmada/_crds/bases/multicluster/*.yaml; do
+      crd=$(sed -n 's/^  name: //p' "$f" | head -n 1)
+      kubectl --kubeconfig "$mcfg" --context "$m" get crd "$crd" >/dev/null 2>&1 ||
+        kubectl --kubeconfig "$mcfg" --context "$m" apply --server-side -f "$f" >/dev/null
+    done
     if kc get clusters.cluster.karmada.io "$m" >/dev/null 2>&1; then continue; fi
     "$KBIN/karmada-karmadactl" join "$m" --kubeconfig "$CFG" --karmada-context "$NAME" \
       --cluster-kubeconfig "$mcfg" --cluster-context "$m" >"$CP/logs/join-$m.log" 2>&1 ||
