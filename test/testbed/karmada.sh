@@ -198,9 +198,9 @@ netns_up() {
 }
 
 netns_down() {
-  ip netns list 2>/dev/null | grep -qw "$NETNS" && ip netns delete "$NETNS"
-  ip link show "$VETH_HOST" >/dev/null 2>&1 && ip link delete "$VETH_HOST"
-  return 0
+  # Deleting the namespace deletes its end of the veth pair, and with it the host's.
+  if ip netns list 2>/dev/null | grep -qw "$NETNS"; then ip netns delete "$NETNS" || true; fi
+  ip link delete "$VETH_HOST" >/dev/null 2>&1 || true
 }
 
 aggregated() {
