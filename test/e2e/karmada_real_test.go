@@ -320,7 +320,9 @@ func TestKarmadaRealMultiClusterService(t *testing.T) {
 // TestKarmadaRealServiceExport is seed 001/004 in one command: with the Deployment and Service
 // only on the control plane, expose --api=serviceexport --propagate --workload=deployment/serve
 // has Karmada run serve in member1, export it there, and give member2 the ServiceImport,
-// derived-serve and its EndpointSlices; unexpose has Karmada remove all of it.
+// derived-serve and its EndpointSlices; unexpose has Karmada remove the export and the import side,
+// while serve itself stays in member1 until its templates go (Karmada keeps what a deleted
+// PropagationPolicy placed).
 func TestKarmadaRealServiceExport(t *testing.T) {
 	needRealKarmada(t)
 	ns := karmadaNamespace(t, "e2e-real-se")
@@ -364,7 +366,7 @@ func TestKarmadaRealServiceExport(t *testing.T) {
 	r = mustMCS(t, "unexpose", "serve", "-n", ns, "--karmada-context", karmadaCtx)
 	t.Logf("unexpose:\n%s", r.stdout)
 	noneOfOurs(t, ns)
-	waitGone(t, "member1", ns, map[schema.GroupVersionResource][]string{svcGVR: {"serve"}, deployGVR: {"serve"}, seGVR("v1alpha1"): {"serve"}})
+	waitGone(t, "member1", ns, map[schema.GroupVersionResource][]string{seGVR("v1alpha1"): {"serve"}})
 	waitGone(t, "member2", ns, map[schema.GroupVersionResource][]string{svcGVR: {"derived-serve"}, siGVR("v1alpha1"): {"serve"}})
 	eventually(t, "member2's slices of derived-serve to go", func() error {
 		if a, s := sliceAddresses(t, "member2", ns, "derived-serve"); len(s) > 0 {
@@ -372,6 +374,21 @@ func TestKarmadaRealServiceExport(t *testing.T) {
 		}
 		return nil
 	})
+	// Karmada's rule: deleting a PropagationPolicy does not withdraw what it placed (the binding
+	// lives as long as the resource template, here the user's Deployment and Service on the
+	// control plane). serve keeps running in member1 until those are deleted or placed otherwise.
+	for _, gvr := range []schema.GroupVersionResource{deployGVR, svcGVR} {
+		if ok, err := exists("member1", gvr, ns, "serve"); err != nil || !ok {
+			t.Errorf("member1: %s serve gone after unexpose (%v): Karmada used to keep it", gvr.Resource, err)
+		}
+	}
+	if err := clients[karmadaCtx].kube.AppsV1().Deployments(ns).Delete(context.Background(), "serve", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := clients[karmadaCtx].kube.CoreV1().Services(ns).Delete(context.Background(), "serve", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, "member1", ns, map[schema.GroupVersionResource][]string{svcGVR: {"serve"}, deployGVR: {"serve"}})
 }
 
 // TestKarmadaRealWebhookRefuses: what only the real karmada-webhook refuses reaches the user as
