@@ -405,7 +405,7 @@ func TestKarmadaRealWebhookRefuses(t *testing.T) {
 		if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); len(lines) != 1 {
 			t.Errorf("want one line on stderr, got %d:\n%s", len(lines), r.stderr)
 		}
-		for _, w := range append([]string{`cluster "karmada"`}, want...) {
+		for _, w := range want {
 			if !strings.Contains(r.stderr, w) {
 				t.Errorf("stderr %q does not mention %q", r.stderr, w)
 			}
@@ -413,11 +413,31 @@ func TestKarmadaRealWebhookRefuses(t *testing.T) {
 		t.Logf("refused: %s", strings.TrimSpace(r.stderr))
 	}
 
+	t.Run("cluster name over 48 characters", func(t *testing.T) {
+		long := strings.Repeat("m", 49)
+		// The real webhook refuses it (Karmada's cluster names stop at 48 characters) ...
+		direct := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "networking.karmada.io/v1alpha1", "kind": "MultiClusterService",
+			"metadata": map[string]any{"name": "serve", "namespace": ns},
+			"spec":     map[string]any{"types": []any{"CrossCluster"}, "consumerClusters": []any{map[string]any{"name": long}}},
+		}}
+		_, err := clients[karmadaCtx].dyn.Resource(mcsGVR).Namespace(ns).Create(context.Background(), direct, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err == nil || !strings.Contains(err.Error(), "no more than 48 characters") {
+			t.Fatalf("karmada-webhook on a 49-character consumer: %v", err)
+		}
+		t.Logf("karmada-webhook: %v", err)
+		// ... and expose refuses it first, in one line, writing nothing.
+		r := mcs("expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--providers=member1", "--consumers="+long)
+		one(t, r, "--consumers", long, "no more than 48")
+		if n := count(t, mcsGVR, ns, karmadaCtx); n != 0 {
+			t.Errorf("%d MultiClusterServices written", n)
+		}
+	})
 	t.Run("types are immutable", func(t *testing.T) {
 		mustMCS(t, "expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--providers=member1", "--consumers=member2")
 		before := get(t, karmadaCtx, mcsGVR, ns, "serve")
 		r := mcs("expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--providers=member1", "--consumers=member2", "--type=LoadBalancer")
-		one(t, r, "multiclusterservice", "serve", "denied", "immutable")
+		one(t, r, `cluster "karmada"`, "multiclusterservice", "serve", "denied", "immutable")
 		after := get(t, karmadaCtx, mcsGVR, ns, "serve")
 		// Karmada's controller updates it meanwhile (finalizer, status): compare the spec.
 		bt, _, _ := unstructured.NestedStringSlice(before.Object, "spec", "types")
