@@ -19,6 +19,8 @@ import (
 var (
 	MultiClusterServices = schema.GroupVersionResource{Group: "networking.karmada.io", Version: "v1alpha1", Resource: "multiclusterservices"}
 	PropagationPolicies  = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "propagationpolicies"}
+	// Clusters are the member clusters, served by karmada-aggregated-apiserver.
+	Clusters = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
 )
 
 // Exposure types of a MultiClusterService.
@@ -199,6 +201,21 @@ func toAny(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
 		out[i] = s
+	}
+	return out
+}
+
+// UnknownClusters returns the names in want that are not in members, in the order given.
+func UnknownClusters(want, members []string) []string {
+	have := map[string]bool{}
+	for _, m := range members {
+		have[m] = true
+	}
+	var out []string
+	for _, w := range want {
+		if !have[w] {
+			out = append(out, w)
+		}
 	}
 	return out
 }

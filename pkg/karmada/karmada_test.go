@@ -84,3 +84,13 @@ func TestPolicyName(t *testing.T) {
 		t.Fatalf("long names must be truncated and stay distinct: %q", got)
 	}
 }
+
+func TestUnknownClusters(t *testing.T) {
+	got := UnknownClusters([]string{"member1", "member9", "member2", "x"}, []string{"member2", "member1", "member3"})
+	if strings.Join(got, ",") != "member9,x" {
+		t.Errorf("UnknownClusters = %v", got)
+	}
+	if got := UnknownClusters(nil, []string{"member1"}); len(got) != 0 {
+		t.Errorf("UnknownClusters(nil) = %v", got)
+	}
+}

@@ -433,6 +433,21 @@ func TestKarmadaRealWebhookRefuses(t *testing.T) {
 			t.Errorf("%d MultiClusterServices written", n)
 		}
 	})
+	t.Run("consumer that is not a member", func(t *testing.T) {
+		// Karmada accepts it (its webhook checks only the name) and reports ServiceApplied and
+		// EndpointSliceDispatched True with nothing consumed anywhere: expose refuses it first.
+		for _, api := range []string{"multiclusterservice", "serviceexport"} {
+			r := mcs("expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--api="+api, "--providers=member1", "--consumers=member2,member9")
+			one(t, r, `cluster "karmada"`, "--consumers", `"member9"`, "not a member cluster", "member1, member2, member3")
+		}
+		r := mcs("expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--providers=member7")
+		one(t, r, `cluster "karmada"`, "--providers", `"member7"`, "not a member cluster")
+		for _, gvr := range []schema.GroupVersionResource{mcsGVR, ppGVR, seGVR("v1alpha1"), siGVR("v1alpha1")} {
+			if n := count(t, gvr, ns, karmadaCtx); n != 0 {
+				t.Errorf("%d %s written", n, gvr.Resource)
+			}
+		}
+	})
 	t.Run("types are immutable", func(t *testing.T) {
 		mustMCS(t, "expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--providers=member1", "--consumers=member2")
 		before := get(t, karmadaCtx, mcsGVR, ns, "serve")

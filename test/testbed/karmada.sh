@@ -75,7 +75,7 @@ build() {
     [ -x "$KBIN/karmada-$c" ] && continue
     s=$(date +%s)
     log "building karmada-$c into $KBIN (cold: minutes)"
-    (cd "$KARMADA_SOURCES" && nice -n 19 go build -mod=vendor -o "$KBIN/karmada-$c.tmp" "./cmd/$c")
+    (cd "$KARMADA_SOURCES" && GOWORK=off nice -n 19 go build -mod=vendor -o "$KBIN/karmada-$c.tmp" "./cmd/$c")
     mv "$KBIN/karmada-$c.tmp" "$KBIN/karmada-$c"
     log "built karmada-$c in $(( $(date +%s) - s )) s"
   done
