@@ -384,6 +384,9 @@ case "$cmd" in
     stop_processes
     "$KWOKCTL" delete cluster --name "$NAME" >/dev/null 2>&1 || true
     netns_down
+    # The logs outlive the control plane, for a failed test's post-mortem (the last down's only).
+    rm -rf "$TESTBED_DIR/karmada-logs"
+    [ -d "$CP/logs" ] && mv "$CP/logs" "$TESTBED_DIR/karmada-logs"
     rm -rf "$CP" "$CFG"
     bash "$here/testbed.sh" merge >/dev/null 2>&1 || true
     log "down"
