@@ -55,10 +55,19 @@ func eventually(t *testing.T, what string, cond func() error) {
 }
 
 // karmadaNamespace creates a namespace on the control plane only (Karmada creates it in every
-// member) and removes it everywhere when the test ends.
+// member) and removes it everywhere when the test ends. A failed test logs Karmada's Works and
+// bindings first, and the control plane's logs stay in $TESTBED_DIR/karmada-logs after down.
 func karmadaNamespace(t *testing.T, prefix string) string {
 	t.Helper()
 	ns := namespace(t, prefix, karmadaCtx)
+	t.Cleanup(func() {
+		if t.Failed() {
+			out, _ := runKubectl(karmadaCtx, "get", "works.work.karmada.io", "-A", "-o", "wide")
+			t.Logf("Karmada's Works when the test failed:\n%s", out)
+			out, _ = runKubectl(karmadaCtx, "get", "resourcebindings.work.karmada.io", "-n", ns, "-o", "wide")
+			t.Logf("ResourceBindings of %s:\n%s", ns, out)
+		}
+	})
 	t.Cleanup(func() {
 		for _, m := range members {
 			_ = clients[m].kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
