@@ -306,6 +306,35 @@ func TestKarmadaRealMultiClusterService(t *testing.T) {
 
 	// Scenario 3: unexpose removes the MultiClusterService; Karmada withdraws what it dispatched
 	// to member2, and member1 keeps what the seed's own policy placed there.
+	// Karmada races here: a slice that member1's EndpointSlice controller replaces while the
+	// MultiClusterService is being deleted is still collected and dispatched after its cleanup,
+	// and stays in member2 for good. Let member1's slices settle (the same names, dispatched to
+	// member2 as member1-NAME, twice in a row) before deleting.
+	settled := 0
+	eventually(t, "member1's slices of serve to settle and reach member2", func() error {
+		_, src := sliceAddresses(t, "member1", ns, "serve")
+		_, dst := sliceAddresses(t, "member2", ns, "serve")
+		var want []string
+		for _, n := range src {
+			want = append(want, "member1-"+n)
+		}
+		var got []string
+		for _, n := range dst {
+			if strings.HasPrefix(n, "member1-") {
+				got = append(got, n)
+			}
+		}
+		sort.Strings(want)
+		sort.Strings(got)
+		if !slices.Equal(want, got) {
+			settled = 0
+			return fmt.Errorf("member1 slices %v, dispatched to member2 %v", src, got)
+		}
+		if settled++; settled < 4 {
+			return fmt.Errorf("settling")
+		}
+		return nil
+	})
 	r = mustMCS(t, "unexpose", "serve", "-n", ns, "--karmada-context", karmadaCtx)
 	t.Logf("unexpose:\n%s", r.stdout)
 	noneOfOurs(t, ns)
