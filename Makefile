@@ -23,7 +23,10 @@ BENCH_SERVICES ?= 200
 # sources (charts/karmada/_crds/bases/multicluster/ holds the mcs-api CRDs Karmada bundles). When
 # absent, the tests that need it skip.
 KARMADA_CRDS ?= $(abspath $(CURDIR)/../shared/testdata/karmada-crds)
-KARMADA_SOURCES ?= $(abspath $(CURDIR)/../shared/karmada)
+KARMADA_SOURCES ?= $(abspath $(or $(KARMADA_SRC),$(CURDIR)/../shared/karmada))
+# make test-karmada: a real Karmada control plane built from KARMADA_SOURCES (test/testbed/karmada.sh)
+# with member1-3 joined, on a test bed of its own.
+KARMADA_TESTBED_DIR ?= $(CACHE)/testbed-karmada
 # Release archives: one per platform, and the krew manifest dist/mcs.yaml pointing at
 # $(DIST_BASE_URL)/ARCHIVE.
 PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
@@ -32,7 +35,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DIST_JOBS     ?= 3
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist test test-unit test-krew test-e2e bench soak krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e test-karmada bench soak krew-build testbed-build testbed-up testbed-down demo clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-mcs
@@ -54,7 +57,7 @@ dist/bin/%:
 	CGO_ENABLED=0 GOOS=$(firstword $(subst _, ,$*)) GOARCH=$(lastword $(subst _, ,$*)) \
 	  go build -trimpath -ldflags '$(LDFLAGS)' -o $@/kubectl-mcs$(if $(filter windows_%,$*),.exe) ./cmd/kubectl-mcs
 
-test: test-unit test-krew test-e2e
+test: test-unit test-krew test-e2e test-karmada
 
 test-unit:
 	go vet ./...
@@ -82,6 +85,21 @@ test-e2e: build testbed-build
 	TESTBED_DIR=$(E2E_TESTBED_DIR) E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) E2E_KARMADA_SOURCES=$(KARMADA_SOURCES) \
 	  go test -count=1 -tags e2e -timeout 40m -v ./test/e2e ./pkg/sync/reconciler || status=$$?; \
 	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh down; \
+	exit $$status
+
+# The seed scenarios through a real Karmada control plane (karmada-apiserver, -webhook,
+# -aggregated-apiserver, -controller-manager, -scheduler built from KARMADA_SOURCES into the
+# cache), member1-3 joined in Push mode. Without the sources: one line, and success.
+test-karmada: build testbed-build
+	@if [ ! -f "$(KARMADA_SOURCES)/go.mod" ]; then \
+	  echo "test-karmada: skipped: no Karmada sources at $(KARMADA_SOURCES) (set KARMADA_SOURCES)"; exit 0; fi; \
+	status=0; \
+	TESTBED_DIR=$(KARMADA_TESTBED_DIR) KARMADA_SOURCES=$(KARMADA_SOURCES) bash test/testbed/karmada.sh up member1 member2 member3 || status=$$?; \
+	if [ $$status -eq 0 ]; then \
+	  TESTBED_DIR=$(KARMADA_TESTBED_DIR) E2E_KARMADA_REAL_KUBECONFIG=$(KARMADA_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) \
+	    go test -count=1 -tags e2e -timeout 20m -run '^TestKarmadaReal' -v ./test/e2e || status=$$?; \
+	fi; \
+	TESTBED_DIR=$(KARMADA_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status
 
 # Not a test: figures for BENCHMARKS.md (rewrites its generated section and bench/results.json).

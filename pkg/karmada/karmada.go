@@ -19,6 +19,8 @@ import (
 var (
 	MultiClusterServices = schema.GroupVersionResource{Group: "networking.karmada.io", Version: "v1alpha1", Resource: "multiclusterservices"}
 	PropagationPolicies  = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "propagationpolicies"}
+	// Clusters are the member clusters, served by karmada-aggregated-apiserver.
+	Clusters = schema.GroupVersionResource{Group: "cluster.karmada.io", Version: "v1alpha1", Resource: "clusters"}
 )
 
 // Exposure types of a MultiClusterService.
@@ -101,10 +103,19 @@ func (s MCSSpec) Validate() error {
 	return ValidateClusters("--consumers", s.Consumers)
 }
 
-// ValidateClusters checks Karmada cluster names: DNS-1123 labels, no duplicates.
+// ClusterNameMaxLength is the longest cluster name Karmada accepts (its cluster validation, which
+// karmada-webhook applies to a MultiClusterService's provider and consumer clusters): shorter
+// than a DNS-1123 label.
+const ClusterNameMaxLength = 48
+
+// ValidateClusters checks Karmada cluster names: DNS-1123 labels of at most 48 characters, no
+// duplicates.
 func ValidateClusters(flag string, clusters []string) error {
 	seen := map[string]bool{}
 	for _, c := range clusters {
+		if len(c) > ClusterNameMaxLength {
+			return fmt.Errorf("%s: cluster name %q is not valid: must be no more than %d characters (Karmada's limit)", flag, c, ClusterNameMaxLength)
+		}
 		if errs := validation.IsDNS1123Label(c); len(errs) > 0 {
 			return fmt.Errorf("%s: cluster name %q is not valid: %s", flag, c, errs[0])
 		}
@@ -190,6 +201,21 @@ func toAny(ss []string) []any {
 	out := make([]any, len(ss))
 	for i, s := range ss {
 		out[i] = s
+	}
+	return out
+}
+
+// UnknownClusters returns the names in want that are not in members, in the order given.
+func UnknownClusters(want, members []string) []string {
+	have := map[string]bool{}
+	for _, m := range members {
+		have[m] = true
+	}
+	var out []string
+	for _, w := range want {
+		if !have[w] {
+			out = append(out, w)
+		}
 	}
 	return out
 }

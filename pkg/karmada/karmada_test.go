@@ -37,6 +37,13 @@ func TestMCSSpecValidate(t *testing.T) {
 		"port name":       func(s *MCSSpec) { s.Ports = []Port{{"HTTP_", 80}} },
 		"is not valid":    func(s *MCSSpec) { s.Consumers = []string{"Member_2"} },
 		"is listed twice": func(s *MCSSpec) { s.Providers = []string{"m", "m"} },
+		// Karmada's cluster names stop at 48 characters (karmada-webhook refuses longer ones).
+		"no more than 48": func(s *MCSSpec) { s.Consumers = []string{strings.Repeat("m", 49)} },
+	}
+	long := ok
+	long.Consumers = []string{strings.Repeat("m", 48)}
+	if err := long.Validate(); err != nil {
+		t.Errorf("48-character cluster name rejected: %v", err)
 	}
 	for msg, mutate := range bad {
 		s := ok
@@ -75,5 +82,15 @@ func TestPolicyName(t *testing.T) {
 	long := strings.Repeat("a", 250)
 	if got := PolicyName(long, "export"); len(got) > 253 || PolicyName(long, "import") == got {
 		t.Fatalf("long names must be truncated and stay distinct: %q", got)
+	}
+}
+
+func TestUnknownClusters(t *testing.T) {
+	got := UnknownClusters([]string{"member1", "member9", "member2", "x"}, []string{"member2", "member1", "member3"})
+	if strings.Join(got, ",") != "member9,x" {
+		t.Errorf("UnknownClusters = %v", got)
+	}
+	if got := UnknownClusters(nil, []string{"member1"}); len(got) != 0 {
+		t.Errorf("UnknownClusters(nil) = %v", got)
 	}
 }

@@ -5,6 +5,11 @@
 #   testbed.sh up [NAME...]     start clusters (default: member1 member2 member3)
 #   testbed.sh down [NAME...]   stop and delete them (default: every test-bed cluster)
 #   testbed.sh env              print the variables that point kubectl at the test bed
+#   testbed.sh merge            rewrite $TESTBED_KUBECONFIG from the clusters' kubeconfigs
+#
+# A real Karmada control plane (context "karmada") is started by karmada.sh, or by `up ... karmada`
+# with TESTBED_KARMADA=real (the other clusters named are joined to it); `stop`, `start` and
+# `down` of karmada then act on all of its processes.
 #
 # TESTBED_DUALSTACK names (space or comma separated) the clusters to start dual-stack (IPv4 and
 # IPv6 service range, pod CIDRs, pod IPs and EndpointSlices), e.g. TESTBED_DUALSTACK=member4.
@@ -116,14 +121,27 @@ case "$cmd" in
   up)
     [ $# -gt 0 ] || set -- member1 member2 member3
     bins
-    for n in "$@"; do up_one "$n"; done
-    merge_kubeconfig
+    if [ "${TESTBED_KARMADA:-}" = real ] && printf '%s\n' "$@" | grep -qx karmada; then
+      # A real Karmada control plane (karmada.sh) instead of the plain apiserver, with the
+      # other clusters named joined to it.
+      others=(); for n in "$@"; do [ "$n" = karmada ] || others+=("$n"); done
+      for n in "${others[@]}"; do up_one "$n"; done
+      merge_kubeconfig
+      bash "$here/karmada.sh" up "${others[@]}"
+    else
+      for n in "$@"; do up_one "$n"; done
+      merge_kubeconfig
+    fi
     echo "testbed: up: $* (KUBECONFIG=$TESTBED_KUBECONFIG)" >&2
     ;;
   down)
     bins >/dev/null 2>&1 || KWOKCTL=$(ls -d "$CACHE"/bin/kwok-*/ 2>/dev/null | tail -n 1)kwokctl
     if [ $# -eq 0 ]; then
       for f in "$TESTBED_DIR"/*.kubeconfig; do [ -f "$f" ] && set -- "$@" "$(basename "$f" .kubeconfig)"; done
+    fi
+    # The real Karmada control plane has processes and a network namespace besides its cluster.
+    if [ -d "$TESTBED_DIR/karmada-cp" ] && printf '%s\n' "$@" | grep -qx karmada; then
+      bash "$here/karmada.sh" down || true
     fi
     for n in "$@"; do
       "$KWOKCTL" delete cluster --name "$n" >/dev/null 2>&1 || true
@@ -139,6 +157,10 @@ case "$cmd" in
     bins >/dev/null
     for n in "$@"; do
       cfg="$TESTBED_DIR/$n.kubeconfig"
+      # The real Karmada control plane has processes of its own besides its cluster.
+      if [ "$n" = karmada ] && [ -d "$TESTBED_DIR/karmada-cp" ]; then
+        bash "$here/karmada.sh" "$cmd"; continue
+      fi
       # Without this, stopping a cluster of another test bed would look like success.
       [ -f "$cfg" ] || { echo "testbed: no cluster $n in $TESTBED_DIR" >&2; exit 1; }
       if [ "$cmd" = stop ]; then
@@ -169,5 +191,6 @@ case "$cmd" in
   env)
     echo "export KUBECONFIG=$TESTBED_KUBECONFIG"
     ;;
-  *) echo "usage: $0 up|down|stop|start|env [NAME...]" >&2; exit 2 ;;
+  merge) merge_kubeconfig ;;
+  *) echo "usage: $0 up|down|stop|start|env|merge [NAME...]" >&2; exit 2 ;;
 esac

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -342,6 +343,9 @@ func (o *Options) planKarmada(ctx context.Context, forDelete bool) ([]apply.Item
 		if svc == nil {
 			return nil, fmt.Errorf("cluster %q: service %s/%s not found on the Karmada control plane", cluster, o.Namespace, o.Service)
 		}
+		if err := o.checkMembers(ctx, cluster, dyn); err != nil {
+			return nil, err
+		}
 	}
 	item := func(gvr schema.GroupVersionResource, obj *unstructured.Unstructured) apply.Item {
 		return apply.Item{Cluster: cluster, Client: dyn, GVR: gvr, Object: obj}
@@ -392,6 +396,39 @@ func (o *Options) planKarmada(ctx context.Context, forDelete bool) ([]apply.Item
 		items = append(items, item(karmada.PropagationPolicies, karmada.PropagationPolicy(o.Namespace, karmada.PolicyName(o.Service, "workload"), selectors, o.Providers)))
 	}
 	return items, nil
+}
+
+// checkMembers refuses providers or consumers that are not member clusters of the control plane.
+// Karmada itself accepts them: its webhook checks only the names, and a MultiClusterService whose
+// only consumer is unknown reports ServiceApplied and EndpointSliceDispatched True while nothing
+// is consumed anywhere. Where the Cluster API is not served (no karmada-aggregated-apiserver) or
+// not readable, there is nothing to check against.
+func (o *Options) checkMembers(ctx context.Context, cluster string, dyn dynamic.Interface) error {
+	if len(o.Providers) == 0 && len(o.Consumers) == 0 {
+		return nil
+	}
+	l, err := dyn.Resource(karmada.Clusters).List(ctx, metav1.ListOptions{})
+	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || meta.IsNoMatchError(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("cluster %q: listing member clusters: %w", cluster, err)
+	}
+	var members []string
+	for _, c := range l.Items {
+		members = append(members, c.GetName())
+	}
+	slices.Sort(members)
+	for _, f := range []struct {
+		flag  string
+		names []string
+	}{{"--providers", o.Providers}, {"--consumers", o.Consumers}} {
+		if unknown := karmada.UnknownClusters(f.names, members); len(unknown) > 0 {
+			return fmt.Errorf("cluster %q: %s: %q is not a member cluster of this Karmada control plane (members: %s)",
+				cluster, f.flag, unknown[0], strings.Join(members, ", "))
+		}
+	}
+	return nil
 }
 
 // loadSchemas reads the ServiceExport/ServiceImport schemas a cluster serves in version. Where
