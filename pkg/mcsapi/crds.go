@@ -4,13 +4,14 @@ import (
 	"fmt"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	mcscrd "sigs.k8s.io/mcs-api/config/crd"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/crdschema"
 )
 
 // CRDResource is where CustomResourceDefinitions live.
-var CRDResource = schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
+var CRDResource = crdschema.CRDs
 
 // CRDs returns the ServiceExport and ServiceImport CRDs shipped in sigs.k8s.io/mcs-api.
 func CRDs() ([]*unstructured.Unstructured, error) {

@@ -19,7 +19,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/client-go/dynamic"
@@ -30,7 +29,7 @@ import (
 // importClusters is the import's status.clusters in cluster c (nil when there is no import).
 func importClusters(t *testing.T, c, version, ns, name string) []string {
 	t.Helper()
-	si := getWith(t, clients[c].dyn, siGVR(version), ns, name)
+	si := get(t, c, siGVR(version), ns, name)
 	if si == nil {
 		return nil
 	}
@@ -41,18 +40,6 @@ func importClusters(t *testing.T, c, version, ns, name string) []string {
 	}
 	sort.Strings(out)
 	return out
-}
-
-func getWith(t *testing.T, dyn dynamic.Interface, gvr schema.GroupVersionResource, ns, name string) *unstructured.Unstructured {
-	t.Helper()
-	u, err := dyn.Resource(gvr).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatalf("get %s %s/%s: %v", gvr.Resource, ns, name, err)
-	}
-	return u
 }
 
 func deleteExport(t *testing.T, c, version, ns, name string) {
@@ -286,7 +273,8 @@ func portsScenario(t *testing.T, prefix string, m2Ports []corev1.ServicePort) (s
 		return len(l.Items) == 1 && len(l.Items[0].Ports) == len(m2Ports) && len(l.Items[0].Endpoints) == 1
 	})
 	r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
-	if !regexpRow(r.stdout, ns, "serve", "PortConflict", "member1", "member2") {
+	// namespace, service, conflict, winner, disagreeing, detail
+	if f := row(t, r.stdout, ns, "serve"); f[2] != "PortConflict" || f[3] != "member1" || f[4] != "member2" {
 		t.Errorf("no PortConflict row (winner member1, member2 disagreeing):\n%s", r.stdout)
 	}
 	for _, c := range []string{"member1", "member2"} {
@@ -321,26 +309,6 @@ func TestTrustPortsDifferAndServedPorts(t *testing.T) {
 			t.Errorf("%s: slice ports by source %v, want %v", c, got, want)
 		}
 	}
-}
-
-// regexpRow reports whether a table row holds all the fields, in order.
-func regexpRow(table string, fields ...string) bool {
-	for _, line := range strings.Split(table, "\n") {
-		rest := line
-		ok := true
-		for _, f := range fields {
-			i := strings.Index(rest, f)
-			if i < 0 {
-				ok = false
-				break
-			}
-			rest = rest[i+len(f):]
-		}
-		if ok {
-			return true
-		}
-	}
-	return false
 }
 
 // 9. A terminating namespace imports nothing: no failed creates, and Ready does not wait for it.
@@ -416,7 +384,7 @@ func TestTrustLegacyCRDMember(t *testing.T) {
 	}
 	both := "member1," + legacy
 	mustMCS(t, "sync", "-n", ns, "--contexts", both)
-	si := getWith(t, lc.dyn, siGVR("v1alpha1"), ns, "serve")
+	si := get(t, legacy, siGVR("v1alpha1"), ns, "serve")
 	if si == nil {
 		t.Fatal("no ServiceImport in the v0.1.0 member")
 	}

@@ -25,15 +25,8 @@ TESTBED_DIR=${TESTBED_DIR:-$CACHE/testbed}
 TESTBED_KUBECONFIG=${TESTBED_KUBECONFIG:-$TESTBED_DIR/kubeconfig}
 export KWOK_WORKDIR="$TESTBED_DIR/kwok"
 
-bins() {
-  local root k8s
-  root=$(bash "$here/build.sh" | tail -n 1)
-  k8s=$(ls -d "$root"/k8s-* | sort | tail -n 1)
-  KWOKCTL=$(ls -d "$root"/kwok-*/ | sort | tail -n 1)kwokctl
-  KWOK=$(dirname "$KWOKCTL")/kwok
-  ETCD=$(ls "$root"/etcd-* | sort | tail -n 1)
-  APISERVER=$k8s/kube-apiserver CONTROLLER_MANAGER=$k8s/kube-controller-manager SCHEDULER=$k8s/kube-scheduler
-}
+# shellcheck source=bins.sh
+. "$here/bins.sh"
 
 # The cluster's index picks its pod CIDR, so pod IPs differ across clusters as in a real clusterset.
 index_of() { local d=${1//[^0-9]/}; echo $((10#${d:-0})); }

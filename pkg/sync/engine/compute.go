@@ -663,3 +663,38 @@ func objLess(a, b metav1.ObjectMeta) bool {
 	}
 	return a.Name < b.Name
 }
+
+// Pruning returns s when it drops something the engine writes, nil when it holds it all: a member
+// serving the full mcs-api then costs no conversion on the sync path. Decided once, when the
+// member joins, against objects with every field the engine sets.
+func Pruning(s Pruner, kind string) Pruner {
+	if s == nil {
+		return nil
+	}
+	one, fams := int32(1), []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
+	itp, td, app := corev1.ServiceInternalTrafficPolicyLocal, "PreferClose", "http"
+	var full runtime.Object = &mcsv1beta1.ServiceImport{
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"l": "v"}, Annotations: map[string]string{"a": "v"}},
+		Spec: mcsv1beta1.ServiceImportSpec{
+			Ports: []mcsv1beta1.ServicePort{{Name: "p", Protocol: corev1.ProtocolTCP, AppProtocol: &app, Port: 80}},
+			IPs:   []string{"10.0.0.1", "fd00::1"}, Type: mcsv1beta1.ClusterSetIP,
+			SessionAffinity:       corev1.ServiceAffinityClientIP,
+			SessionAffinityConfig: &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: &one}},
+			IPFamilies:            fams, InternalTrafficPolicy: &itp, TrafficDistribution: &td,
+		},
+		Status: mcsv1beta1.ServiceImportStatus{Clusters: []mcsv1beta1.ClusterStatus{{Cluster: "a"}, {Cluster: "b"}}},
+	}
+	if kind == KindServiceExportStatus {
+		full = &mcsv1beta1.ServiceExport{Status: mcsv1beta1.ServiceExportStatus{Conditions: []metav1.Condition{{
+			Type: "Valid", Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: metav1.Now(),
+			Reason: "Valid", Message: "m"}}}}
+	}
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(full)
+	if kind == KindServiceExportStatus {
+		delete(u, "spec") // only an export's status is ever written
+	}
+	if err != nil || len(s.Prune(u)) > 0 {
+		return s
+	}
+	return nil
+}

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/crdschema"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
@@ -259,4 +260,33 @@ func crdFile(t *testing.T, path string) *unstructured.Unstructured {
 		t.Fatal(err)
 	}
 	return u
+}
+
+// A schema that drops nothing the engine writes costs nothing per sync; the v0.1.0 one is kept.
+func TestPruningOnlyWhenSchemaDrops(t *testing.T) {
+	imp, exp := legacySchemas(t)
+	if Pruning(imp, KindServiceImport) == nil {
+		t.Error("v0.1.0 ServiceImport schema (no ipFamilies, one ip) taken as complete")
+	}
+	crds, err := mcsapi.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, err := crdschema.FromCRD(crds[1], "v1beta1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Pruning(full, KindServiceImport) != nil {
+		t.Error("the plugin's own v1beta1 ServiceImport schema taken as pruning")
+	}
+	fullExp, err := crdschema.FromCRD(crds[0], "v1beta1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Pruning(fullExp, KindServiceExportStatus) != nil {
+		t.Error("the plugin's own v1beta1 ServiceExport schema taken as pruning")
+	}
+	if Pruning(exp, KindServiceExportStatus) == nil {
+		t.Error("v0.1.0 ServiceExport schema (conditions without observedGeneration) taken as complete")
+	}
 }

@@ -123,7 +123,7 @@ func (m *member) start(ctx context.Context, namespace string, on handlers, loadS
 		if err != nil {
 			return fmt.Errorf("reading the served mcs-api schemas: %w", err)
 		}
-		m.importSchema, m.exportSchema = imp, exp
+		m.importSchema, m.exportSchema = engine.Pruning(imp, engine.KindServiceImport), engine.Pruning(exp, engine.KindServiceExportStatus)
 	}
 	m.version = v
 	kf := informers.NewSharedInformerFactoryWithOptions(m.Client, 0, informers.WithNamespace(namespace))
