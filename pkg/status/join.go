@@ -12,6 +12,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -22,17 +23,12 @@ type Cluster struct {
 	State         ClusterState
 	Message       string
 	MCSAPIVersion string
-	// LastKnown: State is not Reachable but the objects below are the last ones seen (--watch
-	// keeps its caches); they are shown, flagged as last known.
+	// LastKnown: State is not Reachable but the objects are the last ones seen (--watch keeps its
+	// caches); they are shown, flagged as last known.
 	LastKnown bool
-	// Namespaces are the cluster's namespaces; NamespacesUnknown when they could not be listed.
-	Namespaces        []string
+	// NamespacesUnknown: the namespaces could not be listed.
 	NamespacesUnknown bool
-
-	ServiceExports []*mcsv1beta1.ServiceExport
-	ServiceImports []*mcsv1beta1.ServiceImport
-	Services       []*corev1.Service
-	EndpointSlices []*discoveryv1.EndpointSlice
+	snapshot.Objects
 }
 
 // hasData says whether the cluster's objects take part.
@@ -40,58 +36,32 @@ func (c *Cluster) hasData() bool { return c.State == ClusterReachable || c.LastK
 
 type key = types.NamespacedName
 
-// index is one cluster's objects by namespace/name.
+// index is one cluster's objects by namespace/name, its copies also by source cluster.
 type index struct {
 	*Cluster
-	namespaces map[string]bool
-	exports    map[key]*mcsv1beta1.ServiceExport
-	imports    map[key]*mcsv1beta1.ServiceImport
-	services   map[key]*corev1.Service
-	// sources are the slices of the cluster's own Services (kubernetes.io/service-name), never
-	// the copies any MCS controller made.
-	sources map[key][]*discoveryv1.EndpointSlice
-	// copies are imported slices by service and source cluster.
+	*snapshot.Index
 	copies map[key]map[string][]*discoveryv1.EndpointSlice
 }
 
 func newIndex(c *Cluster) *index {
-	ix := &index{Cluster: c, namespaces: map[string]bool{},
-		exports: map[key]*mcsv1beta1.ServiceExport{}, imports: map[key]*mcsv1beta1.ServiceImport{},
-		services: map[key]*corev1.Service{}, sources: map[key][]*discoveryv1.EndpointSlice{},
-		copies: map[key]map[string][]*discoveryv1.EndpointSlice{}}
 	if !c.hasData() {
-		return ix
+		return &index{Cluster: c, Index: snapshot.NewIndex(&snapshot.Objects{})}
 	}
-	for _, n := range c.Namespaces {
-		ix.namespaces[n] = true
-	}
-	for _, o := range c.ServiceExports {
-		ix.exports[key{Namespace: o.Namespace, Name: o.Name}] = o
-	}
-	for _, o := range c.ServiceImports {
-		ix.imports[key{Namespace: o.Namespace, Name: o.Name}] = o
-	}
-	for _, o := range c.Services {
-		ix.services[key{Namespace: o.Namespace, Name: o.Name}] = o
-	}
-	for _, s := range c.EndpointSlices {
-		if svc, src := s.Labels[mcsv1beta1.LabelServiceName], s.Labels[mcsv1beta1.LabelSourceCluster]; svc != "" && src != "" {
-			k := key{Namespace: s.Namespace, Name: svc}
-			if ix.copies[k] == nil {
-				ix.copies[k] = map[string][]*discoveryv1.EndpointSlice{}
+	ix := &index{Cluster: c, Index: snapshot.NewIndex(&c.Objects), copies: map[key]map[string][]*discoveryv1.EndpointSlice{}}
+	for k, l := range ix.Copies {
+		for _, s := range l {
+			if src := s.Labels[mcsv1beta1.LabelSourceCluster]; src != "" {
+				if ix.copies[k] == nil {
+					ix.copies[k] = map[string][]*discoveryv1.EndpointSlice{}
+				}
+				ix.copies[k][src] = append(ix.copies[k][src], s)
 			}
-			ix.copies[k][src] = append(ix.copies[k][src], s)
-			continue
-		}
-		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" && !names.IsManaged(s.Labels) {
-			k := key{Namespace: s.Namespace, Name: svc}
-			ix.sources[k] = append(ix.sources[k], s)
 		}
 	}
 	return ix
 }
 
-func (ix *index) hasNamespace(ns string) bool { return ix.NamespacesUnknown || ix.namespaces[ns] }
+func (ix *index) hasNamespace(ns string) bool { return ix.NamespacesUnknown || ix.Index.Namespaces[ns] }
 
 // Build joins the clusters into the status list. Clusters keep their order; items are sorted.
 func Build(clusters []Cluster) *MultiClusterServiceStatusList {
@@ -107,14 +77,14 @@ func Build(clusters []Cluster) *MultiClusterServiceStatusList {
 		if !c.hasData() {
 			continue
 		}
-		for k := range idx[i].exports {
+		for k := range idx[i].Exports {
 			keys[k] = true
 		}
-		for k := range idx[i].imports {
+		for k := range idx[i].Imports {
 			keys[k] = true
 		}
 		obs.Clusters = append(obs.Clusters, engine.ClusterState{ID: c.ID, Reachable: c.State == ClusterReachable,
-			ServiceExports: c.ServiceExports, Services: c.Services})
+			Objects: snapshot.Objects{ServiceExports: c.ServiceExports, Services: c.Services}})
 	}
 	summaries := map[key]engine.Summary{}
 	for _, s := range engine.Summarize(obs) {
@@ -154,7 +124,7 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 		exporting[id], valid[id] = true, true
 	}
 	for _, ix := range idx {
-		si := ix.imports[k]
+		si := ix.Imports[k]
 		var named []string
 		if si != nil {
 			for _, c := range si.Status.Clusters {
@@ -182,7 +152,7 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 	}
 	var firstImport *mcsv1beta1.ServiceImport
 	for _, ix := range idx {
-		if si := ix.imports[k]; si != nil {
+		if si := ix.Imports[k]; si != nil {
 			item.ImportingClusters = append(item.ImportingClusters, ix.ID)
 			if firstImport == nil {
 				firstImport = si
@@ -210,11 +180,11 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 		ix := byID[id]
 		e := SourceEndpoints{Cluster: id}
 		if ix.State == ClusterReachable {
-			e.Ready, e.Total = count(ix.sources[k])
+			e.Ready, e.Total = count(ix.Sources[k])
 		} else {
 			e.LastKnown = true
 			if ix.LastKnown {
-				e.Ready, e.Total = count(ix.sources[k])
+				e.Ready, e.Total = count(ix.Sources[k])
 			} else {
 				for _, o := range idx {
 					if r, t := count(o.copies[k][id]); t > e.Total {
@@ -246,7 +216,7 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 			continue
 		}
 		cs.NamespaceExists = ix.hasNamespace(k.Namespace)
-		if exp := ix.exports[k]; exp != nil {
+		if exp := ix.Exports[k]; exp != nil {
 			es := &ExportStatus{Valid: valid[ix.ID], CreationTimestamp: exp.CreationTimestamp,
 				Terminating: exp.DeletionTimestamp != nil, Managed: names.IsManaged(exp.Labels), Conditions: exp.Status.Conditions}
 			if es.Conditions == nil {
@@ -261,12 +231,12 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 			}
 			cs.Export = es
 		}
-		if svc := ix.services[k]; svc != nil && !names.IsManaged(svc.Labels) {
+		if svc := ix.Services[k]; svc != nil && !names.IsManaged(svc.Labels) {
 			cs.Service = &ServiceStatus{Type: serviceType(svc), ClusterIPs: svc.Spec.ClusterIPs}
-			r, t := count(ix.sources[k])
+			r, t := count(ix.Sources[k])
 			cs.Endpoints = &SourceEndpoints{Cluster: ix.ID, Ready: r, Total: t, LastKnown: ix.State != ClusterReachable}
 		}
-		if si := ix.imports[k]; si != nil {
+		if si := ix.Imports[k]; si != nil {
 			is := &ImportStatus{Type: string(si.Spec.Type), IPs: si.Spec.IPs, Ports: []Port{}, Sources: []string{},
 				Managed: names.IsManaged(si.Labels), Conditions: si.Status.Conditions}
 			for _, p := range si.Spec.Ports {
@@ -279,7 +249,7 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 			if is.DerivedService == "" && is.Managed {
 				is.DerivedService = names.DerivedServiceName(k.Name)
 			}
-			if d := ix.services[key{Namespace: k.Namespace, Name: is.DerivedService}]; is.DerivedService != "" && d != nil {
+			if d := ix.Services[key{Namespace: k.Namespace, Name: is.DerivedService}]; is.DerivedService != "" && d != nil {
 				is.DerivedServiceExists = true
 				for _, ip := range d.Spec.ClusterIPs {
 					if ip != corev1.ClusterIPNone {
@@ -341,13 +311,13 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 
 	// Age: the oldest export, else the oldest import.
 	for _, ix := range idx {
-		if exp := ix.exports[k]; exp != nil && (item.CreationTimestamp.IsZero() || exp.CreationTimestamp.Before(&item.CreationTimestamp)) {
+		if exp := ix.Exports[k]; exp != nil && (item.CreationTimestamp.IsZero() || exp.CreationTimestamp.Before(&item.CreationTimestamp)) {
 			item.CreationTimestamp = exp.CreationTimestamp
 		}
 	}
 	if item.CreationTimestamp.IsZero() {
 		for _, ix := range idx {
-			if si := ix.imports[k]; si != nil && (item.CreationTimestamp.IsZero() || si.CreationTimestamp.Before(&item.CreationTimestamp)) {
+			if si := ix.Imports[k]; si != nil && (item.CreationTimestamp.IsZero() || si.CreationTimestamp.Before(&item.CreationTimestamp)) {
 				item.CreationTimestamp = si.CreationTimestamp
 			}
 		}

@@ -18,11 +18,14 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 type key = types.NamespacedName
 
-// clusterIndex is one cluster's objects by namespace/name.
+// clusterIndex is one cluster's objects by namespace/name (snapshot.Index), as the engine reads
+// them: exports without the terminating ones (already unexported as far as consumers are
+// concerned), and copies that are ours only.
 type clusterIndex struct {
 	*ClusterState
 	namespaces map[string]bool
@@ -30,59 +33,28 @@ type clusterIndex struct {
 	services   map[key]*corev1.Service
 	imports    map[key]*mcsv1beta1.ServiceImport
 	slices     map[key]*discoveryv1.EndpointSlice
-	// sources are the unmanaged slices by namespace and kubernetes.io/service-name, sorted by name.
-	sources map[key][]*discoveryv1.EndpointSlice
-	// copies are our managed slices by namespace and multicluster service name, sorted by name.
-	copies map[key][]*discoveryv1.EndpointSlice
+	sources    map[key][]*discoveryv1.EndpointSlice
+	copies     map[key][]*discoveryv1.EndpointSlice
 }
 
 func indexClusters(obs Observed) []*clusterIndex {
 	out := make([]*clusterIndex, 0, len(obs.Clusters))
 	for i := range obs.Clusters {
 		c := &obs.Clusters[i]
-		ci := &clusterIndex{
-			ClusterState: c,
-			namespaces:   map[string]bool{},
-			exports:      map[key]*mcsv1beta1.ServiceExport{},
-			services:     map[key]*corev1.Service{},
-			imports:      map[key]*mcsv1beta1.ServiceImport{},
-			slices:       map[key]*discoveryv1.EndpointSlice{},
-			sources:      map[key][]*discoveryv1.EndpointSlice{},
-			copies:       map[key][]*discoveryv1.EndpointSlice{},
-		}
-		for _, ns := range c.Namespaces {
-			ci.namespaces[ns] = true
-		}
-		for _, o := range c.ServiceExports {
-			// A terminating export is already unexported as far as consumers are concerned.
-			if o.DeletionTimestamp == nil {
-				ci.exports[key{Namespace: o.Namespace, Name: o.Name}] = o
+		ix := snapshot.NewIndex(&c.Objects)
+		ci := &clusterIndex{ClusterState: c, namespaces: ix.Namespaces, exports: ix.Exports, services: ix.Services,
+			imports: ix.Imports, slices: ix.Slices, sources: ix.Sources, copies: ix.Copies}
+		for k, o := range ix.Exports {
+			if o.DeletionTimestamp != nil {
+				delete(ci.exports, k)
 			}
 		}
-		for _, o := range c.Services {
-			ci.services[key{Namespace: o.Namespace, Name: o.Name}] = o
-		}
-		for _, o := range c.ServiceImports {
-			ci.imports[key{Namespace: o.Namespace, Name: o.Name}] = o
-		}
-		for _, o := range c.EndpointSlices {
-			ci.slices[key{Namespace: o.Namespace, Name: o.Name}] = o
-			if names.IsManaged(o.Labels) {
-				// Our own copies are never sources: that would loop.
-				if svc := o.Labels[mcsv1beta1.LabelServiceName]; svc != "" {
-					k := key{Namespace: o.Namespace, Name: svc}
-					ci.copies[k] = append(ci.copies[k], o)
-				}
-				continue
-			}
-			if svc := o.Labels[discoveryv1.LabelServiceName]; svc != "" {
-				k := key{Namespace: o.Namespace, Name: svc}
-				ci.sources[k] = append(ci.sources[k], o)
-			}
-		}
-		for _, m := range []map[key][]*discoveryv1.EndpointSlice{ci.sources, ci.copies} {
-			for _, s := range m {
-				sort.Slice(s, func(i, j int) bool { return s[i].Name < s[j].Name })
+		for k, l := range ix.Copies {
+			ours := slices.DeleteFunc(slices.Clone(l), func(s *discoveryv1.EndpointSlice) bool { return !names.IsManaged(s.Labels) })
+			if len(ours) == 0 {
+				delete(ci.copies, k)
+			} else {
+				ci.copies[k] = ours
 			}
 		}
 		out = append(out, ci)
