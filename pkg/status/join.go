@@ -16,23 +16,8 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
-// Cluster is what was read from one member: every object of the listed kinds in the namespace
-// (or all namespaces) shown.
-type Cluster struct {
-	ID, Context   string
-	State         ClusterState
-	Message       string
-	MCSAPIVersion string
-	// LastKnown: State is not Reachable but the objects are the last ones seen (--watch keeps its
-	// caches); they are shown, flagged as last known.
-	LastKnown bool
-	// NamespacesUnknown: the namespaces could not be listed.
-	NamespacesUnknown bool
-	snapshot.Objects
-}
-
-// hasData says whether the cluster's objects take part.
-func (c *Cluster) hasData() bool { return c.State == ClusterReachable || c.LastKnown }
+// Cluster is what was read from one member.
+type Cluster = snapshot.Cluster
 
 type key = types.NamespacedName
 
@@ -44,7 +29,7 @@ type index struct {
 }
 
 func newIndex(c *Cluster) *index {
-	if !c.hasData() {
+	if !c.HasData() {
 		return &index{Cluster: c, Index: snapshot.NewIndex(&snapshot.Objects{})}
 	}
 	ix := &index{Cluster: c, Index: snapshot.NewIndex(&c.Objects), copies: map[key]map[string][]*discoveryv1.EndpointSlice{}}
@@ -74,7 +59,7 @@ func Build(clusters []Cluster) *MultiClusterServiceStatusList {
 		c := &clusters[i]
 		out.Clusters = append(out.Clusters, ClusterInfo{Name: c.ID, Context: c.Context, State: c.State, Message: c.Message, MCSAPIVersion: c.MCSAPIVersion})
 		idx[i] = newIndex(c)
-		if !c.hasData() {
+		if !c.HasData() {
 			continue
 		}
 		for k := range idx[i].Exports {
@@ -171,7 +156,7 @@ func (b *item) exporting() {
 			named = append(named, src)
 		}
 		for _, src := range named {
-			if o := b.byID[src]; o != nil && !o.hasData() {
+			if o := b.byID[src]; o != nil && !o.HasData() {
 				exporting[src] = true
 			}
 		}
@@ -252,7 +237,7 @@ func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) Clust
 	case ClusterError:
 		cs.ImportState = ImportError
 	}
-	if !ix.hasData() {
+	if !ix.HasData() {
 		return cs
 	}
 	cs.NamespaceExists = ix.hasNamespace(k.Namespace)

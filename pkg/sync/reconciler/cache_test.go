@@ -1,15 +1,10 @@
 package reconciler
 
 import (
-	"slices"
 	"testing"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
-	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
-
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
 func store(t *testing.T, objs ...any) cache.Indexer {
@@ -25,36 +20,4 @@ func store(t *testing.T, objs ...any) cache.Indexer {
 
 func om(ns, name string, labels map[string]string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels}
-}
-
-// keys names the exported services, those with an import of ours and those with slices of ours,
-// in one namespace or in all; a foreign import or slice does not count.
-func TestMemberKeys(t *testing.T) {
-	ours := map[string]string{names.ManagedByLabel: names.ManagedByValue}
-	m := &member{
-		exports: store(t, &mcsv1beta1.ServiceExport{ObjectMeta: om("a", "exported", nil)},
-			&mcsv1beta1.ServiceExport{ObjectMeta: om("b", "exported", nil)}),
-		imports: store(t, &mcsv1beta1.ServiceImport{ObjectMeta: om("a", "imported", ours)},
-			&mcsv1beta1.ServiceImport{ObjectMeta: om("a", "foreign", nil)}),
-		slices: store(t,
-			&discoveryv1.EndpointSlice{ObjectMeta: om("a", "derived-sliced-x", map[string]string{
-				mcsv1beta1.LabelServiceName: "sliced", names.EndpointSliceManagedByLabel: names.EndpointSliceManagedByValue})},
-			&discoveryv1.EndpointSlice{ObjectMeta: om("b", "other-y", map[string]string{
-				mcsv1beta1.LabelServiceName: "other", names.EndpointSliceManagedByLabel: "someone-else"})}),
-	}
-	for ns, want := range map[string][]string{
-		"":  {"a/exported", "a/imported", "a/sliced", "b/exported"},
-		"a": {"a/exported", "a/imported", "a/sliced"},
-		"b": {"b/exported"},
-		"c": {},
-	} {
-		var got []string
-		for _, k := range m.keys(ns) {
-			got = append(got, k.String())
-		}
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("keys(%q) = %v, want %v", ns, got, want)
-		}
-	}
 }

@@ -57,7 +57,7 @@ func (r *Reconciler) recordChanges(actions []engine.Action) {
 }
 
 // recordConflictEvent emits an Event on a ServiceExport whose Conflict condition changes.
-func (r *Reconciler) recordConflictEvent(ctx context.Context, m *member, obs engine.Observed, a engine.Action) {
+func (r *Reconciler) recordConflictEvent(ctx context.Context, m *cluster, obs engine.Observed, a engine.Action) {
 	want, _ := a.Object.(*mcsv1beta1.ServiceExport)
 	if want == nil {
 		return
@@ -86,7 +86,7 @@ func (r *Reconciler) recordConflictEvent(ctx context.Context, m *member, obs eng
 	ev := &corev1.Event{
 		ObjectMeta: metav1.ObjectMeta{GenerateName: a.Name + ".", Namespace: a.Namespace,
 			Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue}},
-		InvolvedObject: corev1.ObjectReference{APIVersion: mcsapi.Group + "/" + m.version, Kind: mcsv1beta1.ServiceExportKindName,
+		InvolvedObject: corev1.ObjectReference{APIVersion: mcsapi.Group + "/" + m.State().Version, Kind: mcsv1beta1.ServiceExportKindName,
 			Namespace: a.Namespace, Name: a.Name, UID: want.UID},
 		Type: typ, Reason: reason, Message: after.Message,
 		Source:         corev1.EventSource{Component: names.FieldManager},

@@ -23,6 +23,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
@@ -75,7 +76,11 @@ func TestWritesNeverTakeOver(t *testing.T) {
 	}
 
 	r := New([]*clusterset.Member{cm}, Options{})
-	r.members[0].version = mcsapi.V1beta1
+	joined, err := member.Joined(cm, mcsapi.V1beta1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clusters[0].Member = joined
 	// What a stale cache saw: nothing for the creates; for the update and the delete, objects of
 	// ours with the same names that were since replaced by the user's.
 	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web"}

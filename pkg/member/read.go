@@ -1,4 +1,4 @@
-package status
+package member
 
 import (
 	"context"
@@ -23,20 +23,20 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
-// readClusterset reads every member concurrently: each resource is listed once per member (in
+// Read reads every member concurrently: each resource is listed once per member (in
 // chunks), and the join happens in memory, so the number of API calls does not grow with the
 // number of services.
-func readClusterset(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []status.Cluster {
-	out := make([]status.Cluster, len(members))
+func Read(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []snapshot.Cluster {
+	out := make([]snapshot.Cluster, len(members))
 	var wg sync.WaitGroup
 	for i, m := range members {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = readMember(ctx, m, ns, service, chunk)
+			out[i] = read(ctx, m, ns, service, chunk)
 		}()
 	}
 	wg.Wait()
@@ -52,16 +52,16 @@ func protobufClient(cfg *rest.Config) (kubernetes.Interface, error) {
 	return kubernetes.NewForConfig(c)
 }
 
-// readMember lists what status needs from one member, all lists at once.
-func readMember(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) status.Cluster {
-	c := status.Cluster{ID: m.ID, Context: m.Context}
+// read lists what status needs from one member, all lists at once.
+func read(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) snapshot.Cluster {
+	c := snapshot.Cluster{ID: m.ID, Context: m.Context}
 	if m.Err != nil {
-		c.State, c.Message = status.ClusterUnreachable, m.Err.Error()
+		c.State, c.Message = snapshot.Unreachable, m.Err.Error()
 		return c
 	}
 	kc, err := protobufClient(m.Config)
 	if err != nil {
-		c.State, c.Message = status.ClusterError, err.Error()
+		c.State, c.Message = snapshot.Error, err.Error()
 		return c
 	}
 	rc := m.Client.CoreV1().RESTClient()
@@ -187,14 +187,14 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 	switch {
 	case len(errs) > 0:
 		sort.Strings(errs)
-		c = status.Cluster{ID: c.ID, Context: c.Context, State: status.ClusterError, Message: strings.Join(errs, "; ")}
+		c = snapshot.Cluster{ID: c.ID, Context: c.Context, State: snapshot.Error, Message: strings.Join(errs, "; ")}
 		if allUnreachable(errs) {
-			c.State = status.ClusterUnreachable
+			c.State = snapshot.Unreachable
 		}
 	case noCRDs:
-		c = status.Cluster{ID: c.ID, Context: c.Context, State: status.ClusterNoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
+		c = snapshot.Cluster{ID: c.ID, Context: c.Context, State: snapshot.NoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
 	default:
-		c.State = status.ClusterReachable
+		c.State = snapshot.Reachable
 	}
 	return c
 }
