@@ -17,7 +17,8 @@ import (
 // what this process wrote there lately, and the schemas it serves.
 type cluster struct {
 	*member.Member
-	recent recent // our writes the informers have not shown yet
+	recent recent  // our writes the informers have not shown yet
+	events *events // nil without a client
 	// The member's served ServiceImport/ServiceExport schemas (nil: declare everything), set
 	// when it joins.
 	importSchema, exportSchema engine.Pruner
@@ -66,6 +67,9 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 	})
 	for _, m := range ms {
 		c := &cluster{Member: m}
+		if m.Client != nil && !r.opts.DryRun {
+			c.events = newEvents(m.Client)
+		}
 		byMember[m] = c
 		r.clusters = append(r.clusters, c)
 	}

@@ -154,6 +154,7 @@ func (r *Reconciler) keysIn(ns string) []key {
 // `kubectl mcs sync`. Later passes pick up what the apiservers filled in, such as the derived
 // Service's cluster IP that the ServiceImport must carry.
 func (r *Reconciler) SyncAll(ctx context.Context) error {
+	defer r.flushEvents(ctx)
 	const maxPasses = 10
 	for pass := 0; pass < maxPasses; pass++ {
 		before := r.writes.Load()
@@ -177,6 +178,15 @@ func (r *Reconciler) SyncAll(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// flushEvents waits, briefly, for the events recorded to be written.
+func (r *Reconciler) flushEvents(ctx context.Context) {
+	for _, c := range r.clusters {
+		if c.events != nil {
+			c.events.flush(ctx, 5*time.Second)
+		}
+	}
 }
 
 // Run processes the queue until ctx ends: the `--watch` loop.

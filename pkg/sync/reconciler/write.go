@@ -155,7 +155,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		m.recent.wrote(a.Kind, o)
 	}
 	if a.Kind == engine.KindServiceExportStatus {
-		r.recordConflictEvent(ctx, m, obs, a)
+		r.recordConflictEvent(m, obs, a)
 	}
 	return nil
 }
