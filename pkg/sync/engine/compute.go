@@ -43,7 +43,7 @@ func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Des
 		if exp == nil {
 			continue
 		}
-		svc := ci.services[k]
+		svc := ci.ix.Services[k]
 		var invalid *metav1.Condition
 		if reason, msg := exportInvalid(k, svc); reason != "" {
 			invalid = &metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, Message: msg}
@@ -83,19 +83,19 @@ func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Des
 	dk := key{Namespace: k.Namespace, Name: derived}
 	var importers, pending, foreign []string
 	for _, ci := range idx {
-		if !ci.Reachable || !ci.namespaces[k.Namespace] {
+		if !ci.Reachable || !ci.ix.Namespaces[k.Namespace] {
 			continue
 		}
 		importers = append(importers, ci.ID)
 		cd := d.Clusters[ci.ID]
-		imp := ci.imports[k]
+		imp := ci.ix.Imports[k]
 		if imp != nil && !names.IsManaged(imp.Labels) {
 			cd.Skipped = append(cd.Skipped, Skip{Kind: KindServiceImport, Namespace: k.Namespace, Name: k.Name,
 				Message: "ServiceImport exists and is not managed by kubectl-mcs; not importing here"})
 			foreign = append(foreign, ci.ID)
 			continue
 		}
-		if s := ci.services[dk]; s != nil && !names.IsManaged(s.Labels) {
+		if s := ci.ix.Services[dk]; s != nil && !names.IsManaged(s.Labels) {
 			// The derived name is taken: slices labelled for it would feed someone else's Service.
 			cd.Skipped = append(cd.Skipped, Skip{Kind: KindService, Namespace: k.Namespace, Name: derived,
 				Message: "Service exists and is not managed by kubectl-mcs; not importing here"})
@@ -155,7 +155,7 @@ func holdOnly(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
 	if len(held) == 0 {
 		return
 	}
-	if imp := ci.imports[k]; imp != nil && names.IsManaged(imp.Labels) {
+	if imp := ci.ix.Imports[k]; imp != nil && names.IsManaged(imp.Labels) {
 		si := imp.DeepCopy()
 		si.Status.Clusters = nil
 		for _, c := range held {
@@ -164,7 +164,7 @@ func holdOnly(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
 		cd.ServiceImports = append(cd.ServiceImports, si)
 	}
 	dk := key{Namespace: k.Namespace, Name: names.DerivedServiceName(k.Name)}
-	if s := ci.services[dk]; s != nil && names.IsManaged(s.Labels) {
+	if s := ci.ix.Services[dk]; s != nil && names.IsManaged(s.Labels) {
 		cd.Held = append(cd.Held, Held{Kind: KindService, Namespace: dk.Namespace, Name: dk.Name, Source: held[0], Outside: mem.outside(held[0])})
 	}
 	holdSlices(ci, cd, mem, k)

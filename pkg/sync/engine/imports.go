@@ -53,7 +53,7 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, mem 
 	for _, c := range sortedKeys(clusters) {
 		si.Status.Clusters = append(si.Status.Clusters, mcsv1beta1.ClusterStatus{Cluster: c})
 	}
-	observedSvc := ci.services[dk]
+	observedSvc := ci.ix.Services[dk]
 	if observedSvc != nil {
 		// The families this cluster serves the import in, one IP each (KEP: ips match ipFamilies).
 		if fams := sharedFamilies(observedSvc.Spec.IPFamilies, m.ipFamilies); len(fams) > 0 {
@@ -95,7 +95,7 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, mem 
 			AppProtocol: p.AppProtocol, Port: p.Port, TargetPort: intstr.FromInt32(p.Port)})
 	}
 	// Owner references need the owner's UID, known only once it was observed; a later pass adds them.
-	if imp := ci.imports[k]; imp != nil && imp.UID != "" {
+	if imp := ci.ix.Imports[k]; imp != nil && imp.UID != "" {
 		svc.OwnerReferences = ownerRef(mcsv1beta1.GroupVersion.String(), mcsv1beta1.ServiceImportKindName, k.Name, imp.UID)
 	}
 	cd.Services = append(cd.Services, svc)
@@ -107,9 +107,9 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, mem 
 	for _, c := range cons {
 		src := findCluster(idx, c.cluster)
 		served := servedPorts(c, m)
-		for _, s := range src.sources[k] {
+		for _, s := range src.ix.Sources[k] {
 			name := names.EndpointSliceName(k.Name, c.cluster, s.Name)
-			if o := ci.slices[key{Namespace: k.Namespace, Name: name}]; o != nil && !names.IsManaged(o.Labels) {
+			if o := ci.ix.Slices[key{Namespace: k.Namespace, Name: name}]; o != nil && !names.IsManaged(o.Labels) {
 				cd.Skipped = append(cd.Skipped, Skip{Kind: KindEndpointSlice, Namespace: k.Namespace, Name: name,
 					Message: "EndpointSlice exists and is not managed by kubectl-mcs"})
 				continue

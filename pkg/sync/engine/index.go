@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/types"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -20,18 +19,14 @@ import (
 
 type key = types.NamespacedName
 
-// clusterIndex is one cluster's objects by namespace/name (snapshot.Index), as the engine reads
-// them: exports without the terminating ones (already unexported as far as consumers are
-// concerned), and copies that are ours only.
+// clusterIndex is one cluster's objects by namespace/name, as the engine reads them: exports
+// without the terminating ones (already unexported as far as consumers are concerned), and
+// copies that are ours only.
 type clusterIndex struct {
 	*ClusterState
-	namespaces map[string]bool
-	exports    map[key]*mcsv1beta1.ServiceExport
-	services   map[key]*corev1.Service
-	imports    map[key]*mcsv1beta1.ServiceImport
-	slices     map[key]*discoveryv1.EndpointSlice
-	sources    map[key][]*discoveryv1.EndpointSlice
-	copies     map[key][]*discoveryv1.EndpointSlice
+	ix      *snapshot.Index
+	exports map[key]*mcsv1beta1.ServiceExport
+	copies  map[key][]*discoveryv1.EndpointSlice
 }
 
 func indexClusters(obs Observed) []*clusterIndex {
@@ -39,18 +34,14 @@ func indexClusters(obs Observed) []*clusterIndex {
 	for i := range obs.Clusters {
 		c := &obs.Clusters[i]
 		ix := snapshot.NewIndex(&c.Objects)
-		ci := &clusterIndex{ClusterState: c, namespaces: ix.Namespaces, exports: ix.Exports, services: ix.Services,
-			imports: ix.Imports, slices: ix.Slices, sources: ix.Sources, copies: ix.Copies}
+		ci := &clusterIndex{ClusterState: c, ix: ix, exports: maps.Clone(ix.Exports), copies: map[key][]*discoveryv1.EndpointSlice{}}
 		for k, o := range ix.Exports {
 			if o.DeletionTimestamp != nil {
 				delete(ci.exports, k)
 			}
 		}
 		for k, l := range ix.Copies {
-			ours := slices.DeleteFunc(slices.Clone(l), func(s *discoveryv1.EndpointSlice) bool { return !names.IsManaged(s.Labels) })
-			if len(ours) == 0 {
-				delete(ci.copies, k)
-			} else {
+			if ours := slices.DeleteFunc(slices.Clone(l), func(s *discoveryv1.EndpointSlice) bool { return !names.IsManaged(s.Labels) }); len(ours) > 0 {
 				ci.copies[k] = ours
 			}
 		}
@@ -90,7 +81,7 @@ func (m membership) outside(id string) bool { return m.members != nil && !m.memb
 // heldSources are the unread source clusters that ci's own records of k name, sorted.
 func (m membership) heldSources(ci *clusterIndex, k key) []string {
 	set := map[string]bool{}
-	if imp := ci.imports[k]; imp != nil && names.IsManaged(imp.Labels) {
+	if imp := ci.ix.Imports[k]; imp != nil && names.IsManaged(imp.Labels) {
 		for _, c := range imp.Status.Clusters {
 			if m.unread(c.Cluster) {
 				set[c.Cluster] = true
@@ -139,7 +130,7 @@ func decidedKeys(obs Observed, idx []*clusterIndex) []key {
 		for k := range ci.exports {
 			keySet[k] = true
 		}
-		for k, imp := range ci.imports {
+		for k, imp := range ci.ix.Imports {
 			if names.IsManaged(imp.Labels) {
 				keySet[k] = true
 			}
