@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
@@ -171,7 +171,7 @@ func read(ctx context.Context, m *clusterset.Member, ns, service string, chunk i
 
 	switch {
 	case len(errs) > 0:
-		sort.Strings(errs)
+		slices.Sort(errs)
 		c = snapshot.Cluster{ID: c.ID, Context: c.Context, State: snapshot.Error, Message: strings.Join(errs, "; ")}
 		if allUnreachable(errs) {
 			c.State = snapshot.Unreachable
