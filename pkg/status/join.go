@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
@@ -22,6 +23,7 @@ type Cluster struct {
 	State         ClusterState
 	Message       string
 	MCSAPIVersion string
+	IDSource      string
 	// LastKnown: State is not Reachable but the objects below are the last ones seen (--watch
 	// keeps its caches); they are shown, flagged as last known.
 	LastKnown bool
@@ -102,7 +104,7 @@ func Build(clusters []Cluster) *MultiClusterServiceStatusList {
 	keys := map[key]bool{}
 	for i := range clusters {
 		c := &clusters[i]
-		out.Clusters = append(out.Clusters, ClusterInfo{Name: c.ID, Context: c.Context, State: c.State, Message: c.Message, MCSAPIVersion: c.MCSAPIVersion})
+		out.Clusters = append(out.Clusters, ClusterInfo{Name: c.ID, Context: c.Context, State: c.State, Message: c.Message, MCSAPIVersion: c.MCSAPIVersion, IDSource: c.IDSource})
 		idx[i] = newIndex(c)
 		if !c.hasData() {
 			continue
@@ -135,6 +137,7 @@ func Build(clusters []Cluster) *MultiClusterServiceStatusList {
 
 func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatus {
 	item := MultiClusterServiceStatus{Namespace: k.Namespace, Name: k.Name, Ports: []Port{},
+		DNSName:           dns.Name(k.Name, k.Namespace, dns.DefaultDomain),
 		ExportingClusters: []string{}, ImportingClusters: []string{}, Endpoints: []SourceEndpoints{},
 		Conflicts: []ConflictStatus{}, Clusters: []ClusterStatus{}}
 	var problems []string

@@ -54,7 +54,7 @@ func protobufClient(cfg *rest.Config) (kubernetes.Interface, error) {
 
 // readMember lists what status needs from one member, all lists at once.
 func readMember(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) status.Cluster {
-	c := status.Cluster{ID: m.ID, Context: m.Context}
+	c := status.Cluster{ID: m.ID, Context: m.Context, IDSource: m.IDSource}
 	if m.Err != nil {
 		c.State, c.Message = status.ClusterUnreachable, m.Err.Error()
 		return c
@@ -187,12 +187,12 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 	switch {
 	case len(errs) > 0:
 		sort.Strings(errs)
-		c = status.Cluster{ID: c.ID, Context: c.Context, State: status.ClusterError, Message: strings.Join(errs, "; ")}
+		c = status.Cluster{ID: c.ID, Context: c.Context, IDSource: c.IDSource, State: status.ClusterError, Message: strings.Join(errs, "; ")}
 		if allUnreachable(errs) {
 			c.State = status.ClusterUnreachable
 		}
 	case noCRDs:
-		c = status.Cluster{ID: c.ID, Context: c.Context, State: status.ClusterNoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
+		c = status.Cluster{ID: c.ID, Context: c.Context, IDSource: c.IDSource, State: status.ClusterNoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
 	default:
 		c.State = status.ClusterReachable
 	}

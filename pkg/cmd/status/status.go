@@ -24,6 +24,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -80,6 +81,7 @@ type Options struct {
 	Karmada        bool
 	KarmadaContext string
 	ChunkSize      int64
+	DNSDomain      string
 
 	// Service is the optional SERVICE argument.
 	Service   string
@@ -117,6 +119,7 @@ func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	f.BoolVar(&o.Karmada, "karmada", false, "The --context cluster is a Karmada control plane: show its MultiClusterServices, ServiceExports and ServiceImports")
 	f.StringVar(&o.KarmadaContext, "karmada-context", "", "Same as --karmada --context=CTX (karmadactl's flag)")
 	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "List large numbers of objects in chunks of this size (0: in one request).")
+	f.StringVar(&o.DNSDomain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone the DNS names are shown in (as given to init --dns-domain).")
 	return cmd
 }
 
@@ -194,6 +197,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	l := status.Build(clusters)
+	status.SetDNSNames(l, o.DNSDomain)
 	if err := o.filter(l); err != nil {
 		return err
 	}

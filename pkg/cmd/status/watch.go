@@ -149,7 +149,7 @@ func (w *watchedMember) probe(ctx context.Context) bool {
 func (w *watchedMember) snapshot() status.Cluster {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	c := status.Cluster{ID: w.ID, Context: w.Context, State: w.state, Message: w.message, MCSAPIVersion: w.version}
+	c := status.Cluster{ID: w.ID, Context: w.Context, IDSource: w.IDSource, State: w.state, Message: w.message, MCSAPIVersion: w.version}
 	if !w.started {
 		return c
 	}
@@ -217,6 +217,7 @@ func (o *Options) watch(ctx context.Context) error {
 			return nil, err
 		}
 		l := status.Build(clusters)
+		status.SetDNSNames(l, o.DNSDomain)
 		_ = o.filter(l)
 		return l, nil
 	}
