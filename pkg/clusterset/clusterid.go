@@ -2,6 +2,7 @@ package clusterset
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -35,10 +36,10 @@ func (m *Member) adoptID(id string) error {
 		return nil
 	}
 	if errs := validation.IsDNS1123Label(id); len(errs) > 0 {
-		return fmt.Errorf("clusterproperty/%s: %q is not a valid cluster ID: %s", about.ClusterIDProperty, id, errs[0])
+		return &IDError{fmt.Errorf("clusterproperty/%s: %q is not a valid cluster ID: %s", about.ClusterIDProperty, id, errs[0])}
 	}
 	if m.IDSource == IDFromFlag && id != m.ID {
-		return fmt.Errorf("--contexts names it %q but its clusterproperty/%s says %q", m.ID, about.ClusterIDProperty, id)
+		return &IDError{fmt.Errorf("--contexts names it %q but its clusterproperty/%s says %q", m.ID, about.ClusterIDProperty, id)}
 	}
 	m.ID, m.IDSource = id, IDFromProperty
 	return nil
@@ -49,9 +50,26 @@ func uniqueIDs(members []*Member) {
 	seen := map[string]string{}
 	for _, m := range members {
 		if other, ok := seen[m.ID]; ok && m.Err == nil {
-			m.Err = fmt.Errorf("cluster ID %q is also the ID of context %q", m.ID, other)
+			m.Err = &IDError{fmt.Errorf("cluster ID %q is also the ID of context %q", m.ID, other)}
 			continue
 		}
 		seen[m.ID] = m.Context
 	}
+}
+
+// IDError is a member whose cluster ID cannot be settled: a configuration error, not an outage,
+// so even the commands that go on without unreachable members stop on it.
+type IDError struct{ error }
+
+func (e *IDError) Unwrap() error { return e.error }
+
+// IDErrors returns the first member's IDError, naming the member.
+func IDErrors(members []*Member) error {
+	for _, m := range members {
+		var ie *IDError
+		if errors.As(m.Err, &ie) {
+			return fmt.Errorf("cluster %q (context %q): %w", m.ID, m.Context, m.Err)
+		}
+	}
+	return nil
 }

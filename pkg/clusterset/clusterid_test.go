@@ -1,6 +1,7 @@
 package clusterset
 
 import (
+	"errors"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,18 @@ func TestUniqueIDs(t *testing.T) {
 	uniqueIDs(ms)
 	if ms[0].Err != nil || ms[1].Err != nil || ms[2].Err == nil || !strings.Contains(ms[2].Err.Error(), `context "a"`) {
 		t.Fatalf("errs: %v %v %v", ms[0].Err, ms[1].Err, ms[2].Err)
+	}
+}
+
+func TestIDErrors(t *testing.T) {
+	m := &Member{Ref: Ref{"ctx", "west", IDFromFlag}}
+	m.Err = m.adoptID("east")
+	other := &Member{Ref: Ref{Context: "down", ID: "down"}, Err: errors.New("unreachable: refused")}
+	if err := IDErrors([]*Member{other}); err != nil {
+		t.Fatalf("an outage is not an ID error: %v", err)
+	}
+	err := IDErrors([]*Member{other, m})
+	if err == nil || !strings.Contains(err.Error(), `cluster "west" (context "ctx")`) || !strings.Contains(err.Error(), `"east"`) {
+		t.Fatalf("err = %v", err)
 	}
 }

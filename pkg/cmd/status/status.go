@@ -170,6 +170,9 @@ func (o *Options) Validate() error {
 	if o.ChunkSize < 0 {
 		return errors.New("--chunk-size must not be negative")
 	}
+	if err := clusterset.IDErrors(o.members); err != nil {
+		return err
+	}
 	if o.Karmada && o.Clusterset.Contexts != "" {
 		return errors.New("--contexts names a clusterset, --karmada a control plane (--context): give one of them")
 	}
