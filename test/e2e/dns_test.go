@@ -22,32 +22,17 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/internal/corednshost"
 )
 
-// kubeadmCorefile is the Corefile kubeadm writes: kwok members run no CoreDNS, so the tests give
-// each member the ConfigMap a kubeadm cluster has, and init --dns edits that.
-const kubeadmCorefile = `.:53 {
-    errors
-    health {
-       lameduck 5s
-    }
-    ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-       pods insecure
-       fallthrough in-addr.arpa ip6.arpa
-       ttl 30
-    }
-    prometheus :9153
-    forward . /etc/resolv.conf {
-       max_concurrent 1000
-    }
-    cache 30 {
-       disable success cluster.local
-       disable denial cluster.local
-    }
-    loop
-    reload
-    loadbalance
-}
-`
+// kubeadmCorefile is the Corefile kubeadm writes (test/testbed/kubeadm.Corefile, which make demo
+// uses too): kwok members run no CoreDNS, so the tests give each member the ConfigMap a kubeadm
+// cluster has, and init --dns edits that.
+var kubeadmCorefile = func() string {
+	b, err := os.ReadFile("../testbed/kubeadm.Corefile")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
 
 // setCorefile gives cluster c a kube-system/coredns ConfigMap holding corefile, removed at the end.
 func setCorefile(t *testing.T, c, corefile string) {
