@@ -1,26 +1,21 @@
 package corednshost
 
 import (
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 )
 
-const kubeadm = `.:53 {
-    errors
-    health {
-       lameduck 5s
-    }
-    ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-       pods insecure
-    }
-    prometheus :9153
-    forward . /etc/resolv.conf
-    reload
-}
-`
+// kubeadm is the Corefile kubeadm writes into kube-system/coredns, as the test bed gives it.
+var kubeadm = func() string {
+	b, err := os.ReadFile("../../test/testbed/kubeadm.Corefile")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 func TestForHost(t *testing.T) {
 	in, err := dns.Apply(kubeadm, dns.DefaultDomain)
@@ -36,7 +31,7 @@ func TestForHost(t *testing.T) {
 		"kubernetes cluster.local in-addr.arpa ip6.arpa {\n        kubeconfig /tmp/kc member2\n       pods insecure\n",
 		"clusterset.local:15353 {\n    bind 127.0.0.1\n",
 		"    kubernetes cluster.local {\n        kubeconfig /tmp/kc member2\n        ttl 5\n",
-		"forward . /etc/resolv.conf\n",
+		"forward . /etc/resolv.conf {\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)

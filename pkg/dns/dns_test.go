@@ -1,35 +1,19 @@
 package dns
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
 
-// kubeadm is the Corefile kubeadm writes into kube-system/coredns.
-const kubeadm = `.:53 {
-    errors
-    health {
-       lameduck 5s
-    }
-    ready
-    kubernetes cluster.local in-addr.arpa ip6.arpa {
-       pods insecure
-       fallthrough in-addr.arpa ip6.arpa
-       ttl 30
-    }
-    prometheus :9153
-    forward . /etc/resolv.conf {
-       max_concurrent 1000
-    }
-    cache 30 {
-       disable success cluster.local
-       disable denial cluster.local
-    }
-    loop
-    reload
-    loadbalance
-}
-`
+// kubeadm is the Corefile kubeadm writes into kube-system/coredns, as the test bed gives it.
+var kubeadm = func() string {
+	b, err := os.ReadFile("../../test/testbed/kubeadm.Corefile")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
 
 func TestParseKubeadm(t *testing.T) {
 	servers, err := Parse(kubeadm)
