@@ -33,7 +33,6 @@ var kubeadmCorefile = func() string {
 	return string(b)
 }()
 
-
 // setCorefile gives cluster c a kube-system/coredns ConfigMap holding corefile, removed at the end.
 func setCorefile(t *testing.T, c, corefile string) {
 	t.Helper()
