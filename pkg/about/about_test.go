@@ -29,3 +29,10 @@ func TestProperty(t *testing.T) {
 		t.Fatalf("%v", p.Object)
 	}
 }
+
+func TestCRDIsApproved(t *testing.T) {
+	crd, _ := CRD()
+	if crd.GetAnnotations()["api-approved.kubernetes.io"] == "" {
+		t.Fatal("a *.k8s.io CRD without api-approved.kubernetes.io is refused by the apiserver")
+	}
+}
