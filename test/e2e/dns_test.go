@@ -123,7 +123,9 @@ func waitAnswer(t *testing.T, addr, name string, qtype uint16, rcode int, values
 	t.Helper()
 	var a answer
 	start := time.Now()
-	defer func() { t.Logf("%s %s at %s: %s %v after %s", dns.TypeToString[qtype], name, addr, dns.RcodeToString[a.rcode], a.values, time.Since(start).Round(time.Millisecond)) }()
+	defer func() {
+		t.Logf("%s %s at %s: %s %v after %s", dns.TypeToString[qtype], name, addr, dns.RcodeToString[a.rcode], a.values, time.Since(start).Round(time.Millisecond))
+	}()
 	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
 		a = query(t, addr, name, qtype)
 		return a.rcode == rcode && slices.Equal(a.values, values), nil
