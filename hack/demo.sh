@@ -45,10 +45,18 @@ spec:
 YAML
 kubectl --context member1 -n demo rollout status deployment/serve --timeout=60s >/dev/null
 
-step kubectl mcs init --contexts=$CONTEXTS
+# kwok members run no CoreDNS: give each the ConfigMap kubeadm writes, for init --dns to edit.
+for c in member1 member2 member3; do
+  kubectl --context "$c" -n kube-system create configmap coredns --from-file=Corefile=test/testbed/kubeadm.Corefile \
+    --dry-run=client -o yaml | kubectl --context "$c" apply -f - >/dev/null
+done
+
+step kubectl mcs init --contexts=$CONTEXTS --dns
 step kubectl mcs expose serve -n demo --contexts=$CONTEXTS
 step kubectl --context member1 -n demo get serviceexports,svc,endpointslices
 step kubectl mcs sync -n demo --contexts=$CONTEXTS
 step kubectl --context member2 -n demo get serviceimports,svc,endpointslices
 step kubectl mcs status -n demo --contexts=$CONTEXTS
+# A real CoreDNS, with the Corefile init --dns wrote into member2, answers the clusterset name.
+step go run ./test/testbed/resolve -context member2 serve.demo.svc.clusterset.local
 printf '\nThe clusters stay up: KUBECONFIG=%s kubectl --context member2 get svc -A\nStop them with: make testbed-down\n' "$KUBECONFIG"

@@ -222,6 +222,7 @@ var singular = map[string]string{
 	"multiclusterservices":      "multiclusterservice",
 	"propagationpolicies":       "propagationpolicy",
 	"customresourcedefinitions": "customresourcedefinition",
+	"clusterproperties":         "clusterproperty",
 	"services":                  "service",
 	"endpointslices":            "endpointslice",
 }

@@ -25,10 +25,12 @@ import (
 // EnvContexts is read when --contexts is not given.
 const EnvContexts = "KUBECTL_MCS_CONTEXTS"
 
-// Ref names one member: the kubeconfig context and the cluster ID it is known by.
+// Ref names one member: the kubeconfig context and the cluster ID it is known by, and where that
+// ID came from (IDFrom*).
 type Ref struct {
-	Context string
-	ID      string
+	Context  string
+	ID       string
+	IDSource string
 }
 
 // Member is a reachable-or-not member cluster with its clients. Err is set when the member could
@@ -67,8 +69,9 @@ func ParseContexts(s string) ([]Ref, error) {
 		if ctx == "" {
 			return nil, fmt.Errorf("--contexts: %q has no context name", part)
 		}
+		source := IDFromFlag
 		if !hasID {
-			id = ctx
+			id, source = ctx, IDFromContext
 		}
 		if errs := validation.IsDNS1123Label(id); len(errs) > 0 {
 			if hasID {
@@ -83,7 +86,7 @@ func ParseContexts(s string) ([]Ref, error) {
 			return nil, fmt.Errorf("--contexts: contexts %q and %q both have cluster ID %q", other, ctx, id)
 		}
 		seenCtx[ctx], seenID[id] = true, ctx
-		refs = append(refs, Ref{Context: ctx, ID: id})
+		refs = append(refs, Ref{Context: ctx, ID: id, IDSource: source})
 	}
 	return refs, nil
 }
@@ -173,6 +176,7 @@ func (l *Loader) Connect(ctx context.Context, refs []Ref) []*Member {
 		}()
 	}
 	wg.Wait()
+	uniqueIDs(members)
 	return members
 }
 
@@ -199,7 +203,9 @@ func (l *Loader) connect(ctx context.Context, r Ref) *Member {
 	}
 	if err := Probe(ctx, m.Discovery, timeout); err != nil {
 		m.Err = fmt.Errorf("unreachable: %w", err)
+		return m
 	}
+	m.Err = m.readClusterID(ctx, timeout)
 	return m
 }
 

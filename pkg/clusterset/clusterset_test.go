@@ -12,9 +12,9 @@ func TestParseContexts(t *testing.T) {
 		want    []Ref
 		wantErr string
 	}{
-		{in: "member1,member2", want: []Ref{{"member1", "member1"}, {"member2", "member2"}}},
-		{in: " a=east , b=west ", want: []Ref{{"a", "east"}, {"b", "west"}}},
-		{in: "kind-member1=member1", want: []Ref{{"kind-member1", "member1"}}},
+		{in: "member1,member2", want: []Ref{{"member1", "member1", IDFromContext}, {"member2", "member2", IDFromContext}}},
+		{in: " a=east , b=west ", want: []Ref{{"a", "east", IDFromFlag}, {"b", "west", IDFromFlag}}},
+		{in: "kind-member1=member1", want: []Ref{{"kind-member1", "member1", IDFromFlag}}},
 		{in: "", want: nil},
 		{in: "Admin@Prod", wantErr: `context "Admin@Prod": its name is not a valid cluster ID`},
 		{in: "ctx=Bad_ID", wantErr: `context "ctx": cluster ID "Bad_ID" is not a valid RFC 1123 label`},

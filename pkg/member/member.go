@@ -319,7 +319,7 @@ func (m *Member) Probed(err error) (changed bool) {
 // View is the member as its caches see it now.
 func (m *Member) View() snapshot.Cluster {
 	s := m.State()
-	c := snapshot.Cluster{ID: m.ID, Context: m.Context, MCSAPIVersion: s.Version}
+	c := snapshot.Cluster{ID: m.ID, Context: m.Context, IDSource: m.IDSource, MCSAPIVersion: s.Version}
 	switch {
 	case s.Joined && s.Reachable:
 		c.State = snapshot.Reachable

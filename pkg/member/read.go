@@ -39,7 +39,7 @@ func Read(ctx context.Context, members []*clusterset.Member, ns, service string,
 
 // read lists what status needs from one member, all lists at once.
 func read(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) snapshot.Cluster {
-	c := snapshot.Cluster{ID: m.ID, Context: m.Context}
+	c := snapshot.Cluster{ID: m.ID, Context: m.Context, IDSource: m.IDSource}
 	if m.Err != nil {
 		c.State, c.Message = snapshot.Unreachable, m.Err.Error()
 		return c
@@ -172,12 +172,12 @@ func read(ctx context.Context, m *clusterset.Member, ns, service string, chunk i
 	switch {
 	case len(errs) > 0:
 		slices.Sort(errs)
-		c = snapshot.Cluster{ID: c.ID, Context: c.Context, State: snapshot.Error, Message: strings.Join(errs, "; ")}
+		c = snapshot.Cluster{ID: c.ID, Context: c.Context, IDSource: c.IDSource, State: snapshot.Error, Message: strings.Join(errs, "; ")}
 		if allUnreachable(errs) {
 			c.State = snapshot.Unreachable
 		}
 	case noCRDs:
-		c = snapshot.Cluster{ID: c.ID, Context: c.Context, State: snapshot.NoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
+		c = snapshot.Cluster{ID: c.ID, Context: c.Context, IDSource: c.IDSource, State: snapshot.NoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
 	default:
 		c.State = snapshot.Reachable
 	}

@@ -22,6 +22,8 @@ type Cluster struct {
 	State         State
 	Message       string
 	MCSAPIVersion string
+	// IDSource is where the ID came from (clusterset.Ref.IDSource).
+	IDSource string
 	// LastKnown: State is not Reachable but the objects are the last ones seen (caches are
 	// kept); they take part, flagged as last known.
 	LastKnown bool

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
@@ -57,7 +58,7 @@ func Build(clusters []Cluster) *MultiClusterServiceStatusList {
 	keys := map[key]bool{}
 	for i := range clusters {
 		c := &clusters[i]
-		out.Clusters = append(out.Clusters, ClusterInfo{Name: c.ID, Context: c.Context, State: c.State, Message: c.Message, MCSAPIVersion: c.MCSAPIVersion})
+		out.Clusters = append(out.Clusters, ClusterInfo{Name: c.ID, Context: c.Context, State: c.State, Message: c.Message, MCSAPIVersion: c.MCSAPIVersion, IDSource: c.IDSource})
 		idx[i] = newIndex(c)
 		if !c.HasData() {
 			continue
@@ -108,6 +109,7 @@ type item struct {
 func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatus {
 	b := &item{k: k, idx: idx, sum: sum, byID: map[string]*index{}, valid: map[string]bool{},
 		out: MultiClusterServiceStatus{Namespace: k.Namespace, Name: k.Name, Ports: []Port{},
+			DNSName:           dns.Name(k.Name, k.Namespace, dns.DefaultDomain),
 			ExportingClusters: []string{}, ImportingClusters: []string{}, Endpoints: []SourceEndpoints{},
 			Conflicts: []ConflictStatus{}, Clusters: []ClusterStatus{}}}
 	for _, ix := range idx {

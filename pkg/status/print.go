@@ -55,7 +55,7 @@ func color(h Health) string {
 func Headers(wide bool) []string {
 	h := []string{"", "namespace", "name", "status", "type", "ports", "exported-from", "imported-in", "endpoints", "conflicts", "age"}
 	if wide {
-		h = append(h, "clusterset-ips", "derived-service", "imports")
+		h = append(h, "clusterset-ips", "derived-service", "imports", "dns-name", "cluster-ids")
 	}
 	return h
 }
@@ -108,7 +108,7 @@ func Row(it MultiClusterServiceStatus, wide bool, now time.Time) []string {
 	if it.Type == "Headless" && len(ips) == 0 {
 		ipCell = "None"
 	}
-	return append(r, ipCell, joinOr(derived, "<none>"), joinOr(imports, "<none>"))
+	return append(r, ipCell, joinOr(derived, "<none>"), joinOr(imports, "<none>"), orNone(it.DNSName))
 }
 
 // PrintTable writes the list as a kubectl-style table.
@@ -116,7 +116,11 @@ func PrintTable(w io.Writer, l *MultiClusterServiceStatusList, o PrintOptions) e
 	rows := make([][]string, 0, len(l.Items))
 	health := make([]Health, 0, len(l.Items))
 	for _, it := range l.Items {
-		rows = append(rows, Row(it, o.Wide, o.Now))
+		row := Row(it, o.Wide, o.Now)
+		if o.Wide {
+			row = append(row, ClusterIDs(l))
+		}
+		rows = append(rows, row)
 		health = append(health, it.Health)
 	}
 	return table(w, Headers(o.Wide), rows, health, o)
@@ -231,6 +235,7 @@ func Describe(w io.Writer, l *MultiClusterServiceStatusList, it MultiClusterServ
 	field("Exported from", joinOr(it.ExportingClusters, "<none>"))
 	field("Imported in", joinOr(it.ImportingClusters, "<none>"))
 	field("Endpoints", EndpointsString(it.Endpoints))
+	field("DNS name", orNone(it.DNSName))
 	field("Age", Age(it.CreationTimestamp, o.Now))
 	if len(it.Problems) == 0 {
 		field("Problems", "<none>")
@@ -249,7 +254,7 @@ func Describe(w io.Writer, l *MultiClusterServiceStatusList, it MultiClusterServ
 	for _, c := range it.Clusters {
 		rows = append(rows, clusterRow(l, c))
 	}
-	if err := indented(w, []string{"cluster", "state", "export", "service", "endpoints", "import", "clusterset-ip", "derived-service", "imported-endpoints"}, rows); err != nil {
+	if err := indented(w, []string{"cluster", "state", "export", "service", "endpoints", "import", "clusterset-ip", "derived-service", "imported-endpoints", "id-from"}, rows); err != nil {
 		return err
 	}
 
@@ -338,7 +343,7 @@ func clusterRow(l *MultiClusterServiceStatusList, c ClusterStatus) []string {
 	for _, e := range c.ImportedEndpoints {
 		imported = append(imported, fmt.Sprintf("%s=%d/%d", e.Cluster, e.Ready, e.Total))
 	}
-	return []string{c.Cluster, state, export, svc, eps, orNone(imp), ip, derived, joinOr(imported, "-")}
+	return []string{c.Cluster, state, export, svc, eps, orNone(imp), ip, derived, joinOr(imported, "-"), idSource(l, c.Cluster)}
 }
 
 // indented writes a table two spaces in, as kubectl describe nests its sections.

@@ -65,24 +65,29 @@ func TestTable(t *testing.T) {
 
 func TestWideTable(t *testing.T) {
 	var b bytes.Buffer
-	if err := PrintTable(&b, withConflict(), PrintOptions{Now: now, Wide: true}); err != nil {
+	l := withConflict()
+	l.Clusters[0].IDSource, l.Clusters[1].IDSource, l.Clusters[2].IDSource = "clusterproperty", "flag", "context"
+	if err := PrintTable(&b, l, PrintOptions{Now: now, Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if !strings.HasSuffix(strings.Join(strings.Fields(lines[0]), " "), "AGE CLUSTERSET-IPS DERIVED-SERVICE IMPORTS") {
+	if !strings.HasSuffix(strings.Join(strings.Fields(lines[0]), " "), "AGE CLUSTERSET-IPS DERIVED-SERVICE IMPORTS DNS-NAME CLUSTER-IDS") {
 		t.Errorf("header %q", lines[0])
 	}
-	want := "member1=10.96.0.1,member2=10.96.0.2,member3=10.96.0.3 derived-serve member1=Ready,member2=Ready,member3=Ready"
+	ids := "member1=clusterproperty,member2=flag,member3=context"
+	want := "member1=10.96.0.1,member2=10.96.0.2,member3=10.96.0.3 derived-serve member1=Ready,member2=Ready,member3=Ready serve.demo.svc.clusterset.local " + ids
 	if !strings.HasSuffix(strings.Join(strings.Fields(lines[1]), " "), want) {
 		t.Errorf("wide row %q, want suffix %q", lines[1], want)
 	}
-	if !strings.HasSuffix(strings.Join(strings.Fields(lines[2]), " "), "None derived-web member1=Ready,member2=Ready,member3=Ready") {
+	if !strings.HasSuffix(strings.Join(strings.Fields(lines[2]), " "), "None derived-web member1=Ready,member2=Ready,member3=Ready web.demo.svc.clusterset.local "+ids) {
 		t.Errorf("headless wide row %q", lines[2])
 	}
 }
 
 func TestDescribe(t *testing.T) {
 	l := withConflict()
+	l.Clusters[1].IDSource = "clusterproperty"
+	SetDNSNames(l, "mcs.example")
 	var b bytes.Buffer
 	if err := Describe(&b, l, l.Items[1], PrintOptions{Now: now}); err != nil {
 		t.Fatal(err)
@@ -91,8 +96,10 @@ func TestDescribe(t *testing.T) {
 	for _, want := range []string{
 		"Name:           web\n", "Status:         Conflict\n", "Type:           Headless\n",
 		"Problems:\n  Conflicting type. Using \"Headless\" from oldest service export in \"member2\". 1/2 clusters disagree.\n",
-		"Clusters:\n  CLUSTER   STATE       EXPORT   SERVICE     ENDPOINTS   IMPORT   CLUSTERSET-IP   DERIVED-SERVICE   IMPORTED-ENDPOINTS\n",
-		"  member2   Reachable   Valid    Headless    1/1         Ready    None            derived-web       -\n",
+		"DNS name:       web.demo.svc.mcs.example\n",
+		"Clusters:\n  CLUSTER   STATE       EXPORT   SERVICE     ENDPOINTS   IMPORT   CLUSTERSET-IP   DERIVED-SERVICE   IMPORTED-ENDPOINTS   ID-FROM\n",
+		"  member2   Reachable   Valid    Headless    1/1         Ready    None            derived-web       -                    clusterproperty\n",
+		"  member1   Reachable   Valid    ClusterIP   1/1         Ready    None            derived-web       -                    <none>\n",
 		"Conflicts:\n  REASON         WINNER    DISAGREEING   MESSAGE\n  TypeConflict   member2   member1       Conflicting type.",
 		"Export conditions:\n",
 		"  member1   <none>", // member1's export of web has no conditions
@@ -138,7 +145,7 @@ func TestSchema(t *testing.T) {
 		t.Errorf("cluster keys %s", got)
 	}
 	web := doc["items"].([]any)[1]
-	if got := keysOf(web); got != "clusters,conflicts,creationTimestamp,endpoints,exportingClusters,health,importingClusters,name,namespace,ports,problems,type" {
+	if got := keysOf(web); got != "clusters,conflicts,creationTimestamp,dnsName,endpoints,exportingClusters,health,importingClusters,name,namespace,ports,problems,type" {
 		t.Errorf("item keys %s", got)
 	}
 	if got := keysOf(web.(map[string]any)["conflicts"].([]any)[0]); got != "disagreeing,message,reason,winner" {

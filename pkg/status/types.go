@@ -72,6 +72,8 @@ type ClusterInfo struct {
 	State         ClusterState `json:"state"`
 	Message       string       `json:"message,omitempty"`
 	MCSAPIVersion string       `json:"mcsAPIVersion,omitempty"` // served multicluster.x-k8s.io version
+	// IDSource says where Name came from: clusterproperty, flag (CTX=ID) or context.
+	IDSource string `json:"idSource,omitempty"`
 }
 
 // MultiClusterServiceStatus is one row.
@@ -79,6 +81,8 @@ type MultiClusterServiceStatus struct {
 	Namespace string `json:"namespace"`
 	Name      string `json:"name"`
 	Health    Health `json:"health"`
+	// DNSName is the service's clusterset name, NAME.NS.svc.clusterset.local (or --dns-domain).
+	DNSName string `json:"dnsName,omitempty"`
 	// Problems says, one sentence each, why the row is not Healthy.
 	Problems []string `json:"problems,omitempty"`
 	// Type is ClusterSetIP or Headless as decided from the oldest valid export (the type the

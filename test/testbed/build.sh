@@ -85,7 +85,34 @@ build_kwok() {
   GOBIN="$dir" go install "sigs.k8s.io/kwok/cmd/kwok@$KWOK_VERSION" "sigs.k8s.io/kwok/cmd/kwokctl@$KWOK_VERSION"
 }
 
+# CoreDNS for the clusterset DNS tests: stock plugins only (its multicluster plugin is not
+# published as a module), built like etcd from a throwaway module.
+COREDNS_VERSION=${COREDNS_VERSION:-v1.15.0}
+build_coredns() {
+  local out="$CACHE/bin/coredns-$COREDNS_VERSION/coredns"
+  [ -x "$out" ] && return
+  log "building coredns $COREDNS_VERSION"
+  local mod="$CACHE/src/coredns-$COREDNS_VERSION"
+  mkdir -p "$mod" "$(dirname "$out")"
+  (cd "$mod"
+   [ -f go.mod ] || go mod init kubectl-mcs.local/coredns >/dev/null 2>&1
+   cat > main.go <<'GO'
+package main
+
+import (
+	_ "github.com/coredns/coredns/core/plugin"
+	"github.com/coredns/coredns/coremain"
+)
+
+func main() { coremain.Run() }
+GO
+   go mod edit -require "github.com/coredns/coredns@$COREDNS_VERSION"
+   go mod tidy >/dev/null
+   go build -ldflags=-s -o "$out.tmp" . && mv "$out.tmp" "$out")
+}
+
 build_kwok
 build_etcd
 build_k8s
+build_coredns
 echo "$CACHE/bin"

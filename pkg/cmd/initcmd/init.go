@@ -15,6 +15,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/about"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
@@ -25,13 +26,24 @@ var (
 	long = templates.LongDesc(`
 		Install the ServiceExport and ServiceImport CRDs shipped with sigs.k8s.io/mcs-api into every
 		member of the clusterset, by server-side apply. Running it again changes nothing. CRDs that
-		are already installed by someone else (Karmada, another MCS controller) are left alone.`)
+		are already installed by someone else (Karmada, another MCS controller) are left alone.
+
+		--clusterset NAME also installs the ClusterProperty CRD (about.k8s.io) and writes each
+		member's cluster.clusterset.k8s.io (its cluster ID) and clusterset.k8s.io (NAME) properties;
+		every command then takes the member's ID from there.
+
+		--dns adds one server block, between kubectl-mcs marker comments, to each member's CoreDNS
+		Corefile so that NAME.NS.svc.clusterset.local resolves from the derived Services that sync
+		writes; --dns=false removes exactly that block.`)
 	example = templates.Examples(`
 		# Install the CRDs into three clusters
 		kubectl mcs init --contexts=member1,member2,member3
 
 		# Show what would be installed
-		kubectl mcs init --contexts=member1 --dry-run=client -o yaml`)
+		kubectl mcs init --contexts=member1 --dry-run=client -o yaml
+
+		# Name the clusterset and its members' IDs, and serve clusterset.local names
+		kubectl mcs init --contexts=ctx-east=east,ctx-west=west --clusterset=prod --dns`)
 )
 
 // Options holds init's flags and state.
@@ -40,6 +52,9 @@ type Options struct {
 	Clusterset  clusterset.Flags
 	Write       apply.Flags
 	Wait        time.Duration
+	DNS         DNSFlags
+	// ClustersetName is --clusterset: the clusterset.k8s.io ClusterProperty to write.
+	ClustersetName string
 
 	members []*clusterset.Member
 	genericiooptions.IOStreams
@@ -57,12 +72,15 @@ func NewCmdInit(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 		Run: func(cmd *cobra.Command, args []string) {
 			cmdutil.CheckErr(o.Complete(cmd))
 			cmdutil.CheckErr(o.Validate())
+			cmdutil.CheckErr(o.DNS.Validate(cmd))
 			cmdutil.CheckErr(o.Run(cmd.Context()))
 		},
 	}
 	o.Clusterset.AddFlags(cmd.Flags())
 	apply.AddFlags(cmd, &o.Write)
 	cmd.Flags().DurationVar(&o.Wait, "wait", 30*time.Second, "How long to wait for the CRDs to become Established (0: do not wait).")
+	cmd.Flags().StringVar(&o.ClustersetName, "clusterset", "", "Name of the clusterset: writes the ClusterProperties clusterset.k8s.io and cluster.clusterset.k8s.io (the member's ID) into every member.")
+	o.DNS.AddFlags(cmd)
 	return cmd
 }
 
@@ -71,6 +89,7 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 	if err := o.Write.Complete(cmd); err != nil {
 		return err
 	}
+	o.DNS.Complete(cmd)
 	loader := &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset}
 	refs, err := loader.Refs(true)
 	if err != nil {
@@ -85,6 +104,9 @@ func (o *Options) Validate() error {
 	if err := o.Write.Validate(); err != nil {
 		return err
 	}
+	if err := o.validateClusterset(); err != nil {
+		return err
+	}
 	return clusterset.FirstError(o.members)
 }
 
@@ -93,6 +115,13 @@ func (o *Options) Run(ctx context.Context) error {
 	crds, err := mcsapi.CRDs()
 	if err != nil {
 		return err
+	}
+	if o.ClustersetName != "" {
+		crd, err := about.CRD()
+		if err != nil {
+			return err
+		}
+		crds = append(crds, crd)
 	}
 	var items []apply.Item
 	for _, m := range o.members {
@@ -107,25 +136,53 @@ func (o *Options) Run(ctx context.Context) error {
 			items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.CRDResource, Object: c})
 		}
 	}
-	ours, foreign, err := apply.Partition(ctx, items)
+	ours, err := o.partition(ctx, items)
 	if err != nil {
 		return err
-	}
-	for _, it := range foreign {
-		fmt.Fprintf(o.ErrOut, "%s: customresourcedefinition/%s is already installed and not managed by kubectl-mcs; left alone\n", it.Cluster, it.Object.GetName())
 	}
 	if err := o.Write.Apply(ctx, o.Out, ours); err != nil {
 		return err
 	}
-	if o.Write.DryRun != cmdutil.DryRunNone || o.Wait == 0 {
-		return nil
+	if o.Write.DryRun == cmdutil.DryRunNone && o.Wait != 0 {
+		for _, it := range ours {
+			if err := waitEstablished(ctx, it, o.Wait); err != nil {
+				return err
+			}
+		}
 	}
-	for _, it := range ours {
-		if err := waitEstablished(ctx, it, o.Wait); err != nil {
+	if o.ClustersetName != "" {
+		if err := o.applyOurs(ctx, o.propertyItems()); err != nil {
 			return err
 		}
 	}
+	if o.DNS.set {
+		return o.runDNS(ctx)
+	}
 	return nil
+}
+
+// partition keeps the items that are absent or ours and says which ones are left alone.
+func (o *Options) partition(ctx context.Context, items []apply.Item) ([]apply.Item, error) {
+	ours, foreign, err := apply.Partition(ctx, items)
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range foreign {
+		kind, what := apply.ResourceName(it.GVR), "already exists"
+		if it.GVR == mcsapi.CRDResource {
+			kind, what = "customresourcedefinition", "is already installed"
+		}
+		fmt.Fprintf(o.ErrOut, "%s: %s/%s %s and not managed by kubectl-mcs; left alone\n", it.Cluster, kind, it.Object.GetName(), what)
+	}
+	return ours, nil
+}
+
+func (o *Options) applyOurs(ctx context.Context, items []apply.Item) error {
+	ours, err := o.partition(ctx, items)
+	if err != nil {
+		return err
+	}
+	return o.Write.Apply(ctx, o.Out, ours)
 }
 
 func waitEstablished(ctx context.Context, it apply.Item, timeout time.Duration) error {

@@ -24,6 +24,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
@@ -81,6 +82,7 @@ type Options struct {
 	Karmada        bool
 	KarmadaContext string
 	ChunkSize      int64
+	DNSDomain      string
 
 	// Service is the optional SERVICE argument.
 	Service   string
@@ -118,6 +120,7 @@ func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	f.BoolVar(&o.Karmada, "karmada", false, "The --context cluster is a Karmada control plane: show its MultiClusterServices, ServiceExports and ServiceImports")
 	f.StringVar(&o.KarmadaContext, "karmada-context", "", "Same as --karmada --context=CTX (karmadactl's flag)")
 	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "List large numbers of objects in chunks of this size (0: in one request).")
+	f.StringVar(&o.DNSDomain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone the DNS names are shown in (as given to init --dns-domain).")
 	return cmd
 }
 
@@ -168,6 +171,9 @@ func (o *Options) Validate() error {
 	if o.ChunkSize < 0 {
 		return errors.New("--chunk-size must not be negative")
 	}
+	if err := clusterset.IDErrors(o.members); err != nil {
+		return err
+	}
 	if o.Karmada && o.Clusterset.Contexts != "" {
 		return errors.New("--contexts names a clusterset, --karmada a control plane (--context): give one of them")
 	}
@@ -195,6 +201,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	l := status.Build(clusters)
+	status.SetDNSNames(l, o.DNSDomain)
 	if err := o.filter(l); err != nil {
 		return err
 	}

@@ -55,6 +55,7 @@ func (o *Options) watch(ctx context.Context) error {
 			return nil, err
 		}
 		l := status.Build(clusters)
+		status.SetDNSNames(l, o.DNSDomain)
 		_ = o.filter(l)
 		return l, nil
 	}

@@ -157,6 +157,9 @@ func (o *Options) Validate() error {
 	if o.Workers < 1 {
 		return errors.New("--workers must be at least 1")
 	}
+	if err := clusterset.IDErrors(o.members); err != nil {
+		return err
+	}
 	reachable := 0
 	for _, m := range o.members {
 		if m.Err == nil {

@@ -1,0 +1,64 @@
+// Package corednshost runs the Corefile a member's kube-system/coredns ConfigMap holds as a CoreDNS
+// process on the test bed's host: the clusterset DNS tests and `make demo` query a real resolver
+// configured by exactly what `kubectl mcs init --dns` wrote.
+package corednshost
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+)
+
+// hostBound are plugins that listen on fixed host ports of their own (8080, 8181, 9153): several
+// CoreDNS processes on one host would collide on them, and nothing here reads them.
+var hostBound = map[string]bool{"health": true, "ready": true, "prometheus": true}
+
+// ForHost turns an in-cluster Corefile into the one a host process runs: every server block
+// listens on 127.0.0.1:port, every kubernetes plugin reaches the apiserver through kubeconfig and
+// context, and the host-bound plugins are dropped. Everything else is kept line for line.
+func ForHost(corefile, kubeconfig, context string, port int) (string, error) {
+	servers, err := dns.Parse(corefile)
+	if err != nil {
+		return "", err
+	}
+	lines := strings.Split(corefile, "\n")
+	replace := map[int][]string{}
+	drop := map[int]bool{}
+	for _, s := range servers {
+		var keys []string
+		for _, z := range s.Zones() {
+			keys = append(keys, fmt.Sprintf("%s:%d", z, port))
+		}
+		if !strings.HasSuffix(strings.TrimSpace(lines[s.First]), "{") {
+			return "", fmt.Errorf("line %d: server keys and '{' must share a line", s.First+1)
+		}
+		replace[s.First] = []string{strings.Join(keys, " ") + " {", "    bind 127.0.0.1"}
+		for _, d := range s.Directives {
+			switch {
+			case hostBound[d.Name] || d.Name == "bind":
+				for l := d.Line; l <= d.End; l++ {
+					drop[l] = true
+				}
+			case d.Name == "kubernetes":
+				opt := fmt.Sprintf("        kubeconfig %s %s", kubeconfig, context)
+				if d.End > d.Line {
+					replace[d.Line] = []string{lines[d.Line], opt}
+				} else {
+					replace[d.Line] = []string{"    kubernetes " + strings.Join(d.Args, " ") + " {", opt, "    }"}
+				}
+			}
+		}
+	}
+	var out []string
+	for i, l := range lines {
+		switch {
+		case drop[i]:
+		case replace[i] != nil:
+			out = append(out, replace[i]...)
+		default:
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n"), nil
+}

@@ -1,0 +1,56 @@
+package clusterset
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func TestAdoptID(t *testing.T) {
+	for _, c := range []struct {
+		ref        Ref
+		property   string
+		wantID     string
+		wantSource string
+		wantErr    string
+	}{
+		{ref: Ref{"ctx", "ctx", IDFromContext}, property: "", wantID: "ctx", wantSource: IDFromContext},
+		{ref: Ref{"ctx", "ctx", IDFromContext}, property: "east", wantID: "east", wantSource: IDFromProperty},
+		{ref: Ref{"ctx", "east", IDFromFlag}, property: "east", wantID: "east", wantSource: IDFromProperty},
+		{ref: Ref{"ctx", "west", IDFromFlag}, property: "east", wantErr: `--contexts names it "west" but its clusterproperty/cluster.clusterset.k8s.io says "east"`},
+		{ref: Ref{"ctx", "ctx", IDFromContext}, property: "Not_A_Label", wantErr: `"Not_A_Label" is not a valid cluster ID`},
+	} {
+		m := &Member{Ref: c.ref}
+		err := m.adoptID(c.property)
+		if c.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("%+v/%q: err = %v, want %q", c.ref, c.property, err, c.wantErr)
+			}
+			continue
+		}
+		if err != nil || m.ID != c.wantID || m.IDSource != c.wantSource {
+			t.Errorf("%+v/%q: got %q %q %v", c.ref, c.property, m.ID, m.IDSource, err)
+		}
+	}
+}
+
+func TestUniqueIDs(t *testing.T) {
+	ms := []*Member{{Ref: Ref{Context: "a", ID: "x"}}, {Ref: Ref{Context: "b", ID: "y"}}, {Ref: Ref{Context: "c", ID: "x"}}}
+	uniqueIDs(ms)
+	if ms[0].Err != nil || ms[1].Err != nil || ms[2].Err == nil || !strings.Contains(ms[2].Err.Error(), `context "a"`) {
+		t.Fatalf("errs: %v %v %v", ms[0].Err, ms[1].Err, ms[2].Err)
+	}
+}
+
+func TestIDErrors(t *testing.T) {
+	m := &Member{Ref: Ref{"ctx", "west", IDFromFlag}}
+	m.Err = m.adoptID("east")
+	other := &Member{Ref: Ref{Context: "down", ID: "down"}, Err: errors.New("unreachable: refused")}
+	if err := IDErrors([]*Member{other}); err != nil {
+		t.Fatalf("an outage is not an ID error: %v", err)
+	}
+	err := IDErrors([]*Member{other, m})
+	if err == nil || !strings.Contains(err.Error(), `cluster "west" (context "ctx")`) || !strings.Contains(err.Error(), `"east"`) {
+		t.Fatalf("err = %v", err)
+	}
+}

@@ -1,0 +1,311 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-mcs/kubectl-mcs/internal/corednshost"
+)
+
+// kubeadmCorefile is the Corefile kubeadm writes (test/testbed/kubeadm.Corefile, which make demo
+// uses too): kwok members run no CoreDNS, so the tests give each member the ConfigMap a kubeadm
+// cluster has, and init --dns edits that.
+var kubeadmCorefile = func() string {
+	b, err := os.ReadFile("../testbed/kubeadm.Corefile")
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}()
+
+// setCorefile gives cluster c a kube-system/coredns ConfigMap holding corefile, removed at the end.
+func setCorefile(t *testing.T, c, corefile string) {
+	t.Helper()
+	api := clients[c].kube.CoreV1().ConfigMaps("kube-system")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "coredns", Namespace: "kube-system"}, Data: map[string]string{"Corefile": corefile}}
+	if _, err := api.Update(context.Background(), cm, metav1.UpdateOptions{}); apierrors.IsNotFound(err) {
+		_, err = api.Create(context.Background(), cm, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", c, err)
+		}
+	} else if err != nil {
+		t.Fatalf("%s: %v", c, err)
+	}
+	t.Cleanup(func() { _ = api.Delete(context.Background(), "coredns", metav1.DeleteOptions{}) })
+}
+
+func corefile(t *testing.T, c string) string {
+	t.Helper()
+	cm, err := clients[c].kube.CoreV1().ConfigMaps("kube-system").Get(context.Background(), "coredns", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("%s: %v", c, err)
+	}
+	return cm.Data["Corefile"]
+}
+
+// resolver runs CoreDNS on the host with the Corefile of c's ConfigMap, as ForHost adapts it.
+func resolver(t *testing.T, c string) string {
+	t.Helper()
+	bin := corednshost.Binary()
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("no CoreDNS at %s: run test/testbed/build.sh", bin)
+	}
+	port, err := corednshost.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conf, err := corednshost.ForHost(corefile(t, c), kubeconfig, c, port)
+	if err != nil {
+		t.Fatalf("%s: %v", c, err)
+	}
+	p, err := corednshost.Start(context.Background(), bin, t.TempDir(), conf, port, 90*time.Second)
+	if err != nil {
+		t.Fatalf("%s: %v", c, err)
+	}
+	t.Cleanup(p.Stop)
+	t.Logf("%s: CoreDNS pid %d on %s", c, p.PID(), p.Addr)
+	return p.Addr
+}
+
+// answer is what one query returned, flattened for comparison.
+type answer struct {
+	rcode  int
+	names  []string // owner names of the answer section
+	values []string // A/AAAA addresses, or SRV "port target"
+}
+
+func query(t *testing.T, addr, name string, qtype uint16) answer {
+	t.Helper()
+	var r *dns.Msg
+	// A loaded machine may drop a UDP datagram: retry before calling it a failure.
+	err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 20*time.Second, true, func(context.Context) (bool, error) {
+		var err error
+		r, err = corednshost.Query(addr, name, qtype)
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("query %s %s at %s: no answer", dns.TypeToString[qtype], name, addr)
+	}
+	a := answer{rcode: r.Rcode}
+	for _, rr := range r.Answer {
+		a.names = append(a.names, rr.Header().Name)
+		switch v := rr.(type) {
+		case *dns.A:
+			a.values = append(a.values, v.A.String())
+		case *dns.AAAA:
+			a.values = append(a.values, v.AAAA.String())
+		case *dns.SRV:
+			a.values = append(a.values, fmt.Sprintf("%d %s", v.Port, v.Target))
+		}
+	}
+	sort.Strings(a.values)
+	return a
+}
+
+// waitAnswer polls until the answer has the rcode and values wanted (DNS follows the apiserver
+// through the kubernetes plugin's watch: eventually, never at once).
+func waitAnswer(t *testing.T, addr, name string, qtype uint16, rcode int, values []string) answer {
+	t.Helper()
+	var a answer
+	start := time.Now()
+	defer func() {
+		t.Logf("%s %s at %s: %s %v after %s", dns.TypeToString[qtype], name, addr, dns.RcodeToString[a.rcode], a.values, time.Since(start).Round(time.Millisecond))
+	}()
+	err := wait.PollUntilContextTimeout(context.Background(), 250*time.Millisecond, 90*time.Second, true, func(context.Context) (bool, error) {
+		a = query(t, addr, name, qtype)
+		return a.rcode == rcode && slices.Equal(a.values, values), nil
+	})
+	if err != nil {
+		t.Fatalf("%s %s at %s: got %s %v, want %s %v", dns.TypeToString[qtype], name, addr, dns.RcodeToString[a.rcode], a.values, dns.RcodeToString[rcode], values)
+	}
+	return a
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	sort.Strings(s)
+	return s
+}
+
+func namedPort(s *corev1.Service) { s.Spec.Ports[0].Name = "http" }
+func headless(s *corev1.Service)  { s.Spec.ClusterIP = corev1.ClusterIPNone }
+
+func TestDNSClusterset(t *testing.T) {
+	for _, c := range members {
+		setCorefile(t, c, kubeadmCorefile)
+	}
+	r := mustMCS(t, "init", "--contexts", allMembers, "--dns", "--dry-run=client", "-o", "yaml")
+	if !strings.Contains(r.stdout, "clusterset.local:53 {") || corefile(t, "member1") != kubeadmCorefile {
+		t.Fatalf("--dry-run=client must show the new Corefile and write nothing:\n%s", r.stdout)
+	}
+	r = mustMCS(t, "init", "--contexts", allMembers, "--dns")
+	for _, c := range members {
+		if !strings.Contains(r.stdout, c+": configmap/coredns configured (clusterset DNS added) -n kube-system") {
+			t.Errorf("init --dns output lacks %s:\n%s", c, r.stdout)
+		}
+		if got := corefile(t, c); !strings.HasPrefix(got, kubeadmCorefile) || !strings.Contains(got, "# kubectl-mcs:begin") {
+			t.Errorf("%s: the Corefile must keep kubeadm's block and add ours:\n%s", c, got)
+		}
+	}
+	if r = mustMCS(t, "init", "--contexts", allMembers, "--dns"); !strings.Contains(r.stdout, "member1: configmap/coredns unchanged") {
+		t.Errorf("a second init --dns must change nothing:\n%s", r.stdout)
+	}
+
+	ns := namespace(t, "e2e-dns", members...)
+	deployment(t, "member1", ns, "serve", 2)
+	service(t, "member1", ns, "serve", namedPort)
+	deployment(t, "member1", ns, "web", 2)
+	service(t, "member1", ns, "web", namedPort, headless)
+	local := service(t, "member2", ns, "local") // a plain Service: never a clusterset name
+	mustMCS(t, "expose", "serve", "-n", ns, "--contexts", allMembers)
+	mustMCS(t, "expose", "web", "-n", ns, "--contexts", allMembers)
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+
+	addrs := map[string]string{}
+	for _, c := range members {
+		addrs[c] = resolver(t, c)
+	}
+	serveName := "serve." + ns + ".svc.clusterset.local."
+	webName := "web." + ns + ".svc.clusterset.local."
+	webPods := podIPs(t, "member1", ns, "web")
+	for _, c := range members {
+		addr := addrs[c]
+		ips := importedServiceIPs(t, c, ns, "serve")
+		a := waitAnswer(t, addr, serveName, dns.TypeA, dns.RcodeSuccess, ips)
+		if len(a.names) == 0 || a.names[0] != serveName {
+			t.Errorf("%s: A answer names %v, want %s", c, a.names, serveName)
+		}
+		a = waitAnswer(t, addr, "_http._tcp."+serveName, dns.TypeSRV, dns.RcodeSuccess, []string{"80 " + serveName})
+		if a.names[0] != "_http._tcp."+serveName {
+			t.Errorf("%s: SRV owner %v", c, a.names)
+		}
+		// Headless: the ready endpoints member1 exports; SRV on their port, one target each.
+		waitAnswer(t, addr, webName, dns.TypeA, dns.RcodeSuccess, webPods)
+		srv := query(t, addr, "_http._tcp."+webName, dns.TypeSRV)
+		if srv.rcode != dns.RcodeSuccess || len(srv.values) != len(webPods) {
+			t.Errorf("%s: headless SRV %v", c, srv)
+		}
+		for _, v := range srv.values {
+			target := strings.Fields(v)[1]
+			if !strings.HasPrefix(v, "8080 ") || !strings.HasSuffix(target, ".derived-web."+ns+".svc.cluster.local.") {
+				t.Errorf("%s: headless SRV record %q: want port 8080 and a per-endpoint target of the cluster domain", c, v)
+			}
+			if got := query(t, addr, target, dns.TypeA); got.rcode != dns.RcodeSuccess || len(got.values) != 1 || !slices.Contains(webPods, got.values[0]) {
+				t.Errorf("%s: SRV target %s resolves to %v, want one of %v", c, target, got, webPods)
+			}
+		}
+		// Names that are not clusterset services: NXDOMAIN, never a local Service's answer.
+		for _, n := range []string{"local." + ns + ".svc.clusterset.local.", "a.b.c.d.clusterset.local.", "nope." + ns + ".svc.clusterset.local."} {
+			if got := query(t, addr, n, dns.TypeA); got.rcode != dns.RcodeNameError {
+				t.Errorf("%s: %s = %s %v, want NXDOMAIN", c, n, dns.RcodeToString[got.rcode], got.values)
+			}
+		}
+		// cluster.local answers as before.
+		k, err := clients[c].kube.CoreV1().Services("default").Get(context.Background(), "kubernetes", metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		waitAnswer(t, addr, "kubernetes.default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, []string{k.Spec.ClusterIP})
+	}
+	waitAnswer(t, addrs["member2"], "local."+ns+".svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, []string{local.Spec.ClusterIP})
+	own, err := clients["member1"].kube.CoreV1().Services(ns).Get(context.Background(), "serve", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAnswer(t, addrs["member1"], "serve."+ns+".svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, []string{own.Spec.ClusterIP})
+
+	// An endpoint change reaches every resolver after the next sync.
+	if out, err := runKubectl("member1", "-n", ns, "scale", "deployment/web", "--replicas=3"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	waitFor(t, "3 web pods", func() bool { return len(podIPs(t, "member1", ns, "web")) == 3 })
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	webPods = podIPs(t, "member1", ns, "web")
+	for _, c := range members {
+		waitAnswer(t, addrs[c], webName, dns.TypeA, dns.RcodeSuccess, webPods)
+	}
+
+	// Unexported: NXDOMAIN once sync removed the import.
+	mustMCS(t, "unexpose", "serve", "-n", ns, "--contexts", allMembers)
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	for _, c := range members {
+		waitAnswer(t, addrs[c], serveName, dns.TypeA, dns.RcodeNameError, nil)
+		waitAnswer(t, addrs[c], webName, dns.TypeA, dns.RcodeSuccess, webPods)
+	}
+
+	// status names the DNS name of each service.
+	if r := mustMCS(t, "status", "web", "-n", ns, "--contexts", allMembers); !strings.Contains(r.stdout, "DNS name:       web."+ns+".svc.clusterset.local\n") {
+		t.Errorf("status describe lacks the DNS name:\n%s", r.stdout)
+	}
+	if r := mustMCS(t, "status", "-n", ns, "--contexts", allMembers, "-o", "wide"); !strings.Contains(r.stdout, "web."+ns+".svc.clusterset.local") {
+		t.Errorf("status -o wide lacks the DNS name:\n%s", r.stdout)
+	}
+
+	// --dns=false removes exactly our block.
+	r = mustMCS(t, "init", "--contexts", allMembers, "--dns=false")
+	for _, c := range members {
+		if got := corefile(t, c); got != kubeadmCorefile {
+			t.Errorf("%s: --dns=false must restore kubeadm's Corefile byte for byte:\n%s", c, got)
+		}
+	}
+	if !strings.Contains(r.stdout, "member2: configmap/coredns configured (clusterset DNS removed)") {
+		t.Errorf("init --dns=false output:\n%s", r.stdout)
+	}
+}
+
+// importedServiceIPs are the ServiceImport's ips in c.
+func importedServiceIPs(t *testing.T, c, ns, name string) []string {
+	t.Helper()
+	var ips []string
+	waitFor(t, c+": ServiceImport "+name+" with ips", func() bool {
+		si := get(t, c, siGVR("v1beta1"), ns, name)
+		if si == nil {
+			return false
+		}
+		raw, _ := si.Object["spec"].(map[string]any)["ips"].([]any)
+		ips = ips[:0]
+		for _, ip := range raw {
+			if s, _ := ip.(string); net.ParseIP(s) != nil {
+				ips = append(ips, s)
+			}
+		}
+		return len(ips) > 0
+	})
+	return sorted(ips)
+}
+
+func TestDNSRefusesWhatItCannotEdit(t *testing.T) {
+	setCorefile(t, "member1", kubeadmCorefile)
+	setCorefile(t, "member2", kubeadmCorefile+"clusterset.local:53 {\n    whoami\n}\n")
+	r := mcs("init", "--contexts", "member1,member2", "--dns")
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], `cluster "member2"`) || !strings.Contains(lines[0], "configmap kube-system/coredns") || !strings.Contains(lines[0], "zone clusterset.local is already served") {
+		t.Errorf("want one line naming member2 and why, exit 1; got %d:\n%s", r.code, r.stderr)
+	}
+	if corefile(t, "member1") != kubeadmCorefile {
+		t.Error("nothing may be written when one member cannot be edited")
+	}
+	setCorefile(t, "member2", "{ broken")
+	if r = mcs("init", "--contexts", "member2", "--dns"); r.code != 1 || !strings.Contains(r.stderr, "cannot parse the Corefile") {
+		t.Errorf("unparsable Corefile: %d %s", r.code, r.stderr)
+	}
+	_ = clients["member3"].kube.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "coredns", metav1.DeleteOptions{})
+	if r = mcs("init", "--contexts", "member3", "--dns"); r.code != 1 || !strings.Contains(r.stderr, `cluster "member3": configmap kube-system/coredns not found`) {
+		t.Errorf("missing ConfigMap: %d %s", r.code, r.stderr)
+	}
+}
