@@ -26,6 +26,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
@@ -79,7 +80,9 @@ type Options struct {
 	LeaderContext      string
 	LeaderNamespace    string
 	AllNamespaces      bool
+	Install            install.Flags
 
+	install   *install.Options
 	namespace string
 	members   []*clusterset.Member
 	genericiooptions.IOStreams
@@ -115,6 +118,7 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	f.BoolVar(&o.LeaderElect, "leader-elect", false, "With --watch, run only while holding a Lease (several replicas, one active)")
 	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease, one of --contexts (default: the first of --contexts). It is used whether or not it is reachable: while it is down nobody leads and the replicas keep retrying")
 	f.StringVar(&o.LeaderNamespace, "leader-elect-namespace", "kube-system", "Namespace of the Lease")
+	o.Install.AddFlags(f)
 	return cmd
 }
 
@@ -133,11 +137,17 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 		return err
 	}
 	o.members = loader.Connect(cmd.Context(), refs)
+	if o.Install.PrintManifests {
+		return o.completeInstall(cmd, loader)
+	}
 	return nil
 }
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
+	if o.install != nil {
+		return nil // validated in completeInstall
+	}
 	switch o.Output {
 	case "", "yaml", "json":
 	default:
@@ -202,6 +212,9 @@ func loadSchemas(ctx context.Context, m *clusterset.Member, version string) (imp
 func (o *Options) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.install != nil {
+		return o.install.Run(ctx)
+	}
 	if o.Watch {
 		// One pass says this in its report; a watch has none.
 		for _, m := range o.members {
