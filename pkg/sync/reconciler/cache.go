@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -50,6 +51,7 @@ type member struct {
 	reachable   bool
 	unreachable time.Time // when it was last seen turning unreachable
 	joinErr     error     // why it has not joined yet
+	denied      error     // the last read an informer was refused (Forbidden)
 	// The member's served ServiceImport/ServiceExport schemas (nil: declare everything).
 	importSchema, exportSchema engine.Pruner
 }
@@ -180,6 +182,10 @@ func (m *member) start(ctx context.Context, namespace string, on handlers, loadS
 	}
 	reg := func(inf cache.SharedIndexInformer, h cache.ResourceEventHandler) error {
 		_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+			if apierrors.IsForbidden(err) {
+				m.deny(err)
+				return
+			}
 			klog.V(2).InfoS("watch error", "cluster", m.ID, "err", err)
 		})
 		_, err := inf.AddEventHandler(h)
@@ -260,6 +266,18 @@ func nameOf(obj any) string {
 		return o.GetName()
 	}
 	return ""
+}
+
+// deny records a list or watch the member refused. The reflector retries quietly, so it is said
+// here, once per distinct refusal and loudly: sync lacks a permission (pkg/rbac lists them).
+func (m *member) deny(err error) {
+	m.mu.Lock()
+	same := m.denied != nil && m.denied.Error() == err.Error()
+	m.denied = err
+	m.mu.Unlock()
+	if !same {
+		klog.ErrorS(err, "forbidden: sync lacks a permission in this cluster", "cluster", m.ID)
+	}
 }
 
 func (m *member) cachesSynced() bool {

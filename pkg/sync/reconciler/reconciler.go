@@ -105,7 +105,7 @@ func (r *Reconciler) WaitForSync(ctx context.Context, timeout time.Duration) {
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		for _, m := range r.members {
 			m.mu.Lock()
-			waiting := !m.synced && m.joinErr == nil
+			waiting := !m.synced && m.joinErr == nil && m.denied == nil
 			m.mu.Unlock()
 			if waiting && m.Err == nil {
 				return false, nil
@@ -123,6 +123,8 @@ func (r *Reconciler) Unreachable() map[string]string {
 		switch {
 		case !m.synced && m.joinErr != nil:
 			out[m.ID] = m.joinErr.Error()
+		case !m.synced && m.denied != nil:
+			out[m.ID] = m.denied.Error()
 		case !m.synced:
 			out[m.ID] = "caches not synced yet"
 		case !m.reachable:

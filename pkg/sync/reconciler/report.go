@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/klog/v2"
@@ -92,7 +93,9 @@ func (r *Reconciler) recordConflictEvent(ctx context.Context, m *member, obs eng
 		Source:         corev1.EventSource{Component: names.FieldManager},
 		FirstTimestamp: now, LastTimestamp: now, Count: 1,
 	}
-	if _, err := m.Client.CoreV1().Events(a.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
+	if _, err := m.Client.CoreV1().Events(a.Namespace).Create(ctx, ev, metav1.CreateOptions{}); apierrors.IsForbidden(err) {
+		klog.ErrorS(err, "forbidden: could not record event", "cluster", m.ID, "export", a.Namespace+"/"+a.Name)
+	} else if err != nil {
 		klog.V(2).InfoS("could not record event", "cluster", m.ID, "export", a.Namespace+"/"+a.Name, "err", err)
 	}
 }
