@@ -37,32 +37,38 @@ LABEL org.opencontainers.image.title="kubectl-mcs" org.opencontainers.image.vers
 }
 
 func imageCmd(args []string) error {
+	var o struct{ version, platforms, binDir, out string }
 	fs := flag.NewFlagSet("image", flag.ContinueOnError)
-	version := fs.String("version", "", "plugin version")
-	platforms := fs.String("platforms", "", "comma-separated OS/ARCH list; the linux ones go into the image")
-	binDir := fs.String("bin-dir", "dist/bin", "directory holding OS_ARCH/kubectl-mcs")
-	out := fs.String("out", "dist/image", "output directory")
+	fs.StringVar(&o.version, "version", "", "plugin version")
+	fs.StringVar(&o.platforms, "platforms", "", "comma-separated OS/ARCH list; the linux ones go into the image")
+	fs.StringVar(&o.binDir, "bin-dir", "dist/bin", "directory holding OS_ARCH/kubectl-mcs")
+	fs.StringVar(&o.out, "out", "dist/image", "output directory")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	if *version == "" {
+	if o.version == "" {
 		return errors.New("-version is required")
 	}
 	var linux []string
-	for _, p := range strings.Split(*platforms, ",") {
+	for _, p := range strings.Split(o.platforms, ",") {
 		if p = strings.TrimSpace(p); strings.HasPrefix(p, "linux/") {
 			linux = append(linux, p)
 		}
 	}
 	if len(linux) == 0 {
-		return fmt.Errorf("-platforms %q: no linux platform to put in an image", *platforms)
+		return fmt.Errorf("-platforms %q: no linux platform to put in an image", o.platforms)
 	}
+	return writeImage(o.version, linux, o.binDir, o.out)
+}
+
+// writeImage lays out the context: OS/ARCH/kubectl-mcs per platform and the Dockerfile.
+func writeImage(version string, linux []string, binDir, out string) error {
 	for _, p := range linux {
-		b, err := os.ReadFile(filepath.Join(*binDir, strings.ReplaceAll(p, "/", "_"), binName))
+		b, err := os.ReadFile(filepath.Join(binDir, strings.ReplaceAll(p, "/", "_"), binName))
 		if err != nil {
 			return err
 		}
-		dst := filepath.Join(*out, filepath.FromSlash(p), binName)
+		dst := filepath.Join(out, filepath.FromSlash(p), binName)
 		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 			return err
 		}
@@ -70,13 +76,13 @@ func imageCmd(args []string) error {
 			return err
 		}
 	}
-	if err := writeFileAtomic(filepath.Join(*out, "Dockerfile"), []byte(dockerfile(*version))); err != nil {
+	if err := writeFileAtomic(filepath.Join(out, "Dockerfile"), []byte(dockerfile(version))); err != nil {
 		return err
 	}
-	if err := checkDockerfile(*out, linux); err != nil {
-		return fmt.Errorf("%s/Dockerfile: %w", *out, err)
+	if err := checkDockerfile(out, linux); err != nil {
+		return fmt.Errorf("%s/Dockerfile: %w", out, err)
 	}
-	fmt.Printf("%s/Dockerfile\t%s\n", *out, strings.Join(linux, ","))
+	fmt.Printf("%s/Dockerfile\t%s\n", out, strings.Join(linux, ","))
 	return nil
 }
 

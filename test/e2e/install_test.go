@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -219,41 +218,13 @@ func checkDeployment(t *testing.T) {
 
 // asSA runs the binary with the generated kubeconfigs only.
 func asSA(inst installation, env []string, args ...string) result {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(append(os.Environ(), "KUBECTL_MCS_CONTEXTS=", "KUBECONFIG="+inst.kubeconfig), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		code = -1
-	}
-	return result{out.String(), errb.String(), code}
+	return runBinary(append([]string{"KUBECONFIG=" + inst.kubeconfig}, env...), args...)
 }
 
 // startAsSA starts a long-running sync with the generated kubeconfigs.
 func startAsSA(t *testing.T, inst installation, env []string, args ...string) *watcher {
 	t.Helper()
-	w := &watcher{out: &lockedBuffer{}, exited: make(chan struct{})}
-	w.cmd = exec.Command(binary, args...)
-	w.cmd.Env = append(append(os.Environ(), "KUBECTL_MCS_CONTEXTS=", "KUBECONFIG="+inst.kubeconfig), env...)
-	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { w.exitErr = w.cmd.Wait(); close(w.exited) }()
-	t.Cleanup(func() {
-		w.kill()
-		if t.Failed() {
-			t.Logf("sync output:\n%s", w.out.String())
-		}
-	})
-	return w
+	return startBinary(t, append([]string{"KUBECTL_MCS_CONTEXTS=", "KUBECONFIG=" + inst.kubeconfig}, env...), args...)
 }
 
 // deploymentArgs are the Deployment's own arguments, with loopback ports of our own.
