@@ -60,7 +60,11 @@ var (
 
 		# Keep syncing, with metrics and leader election
 		kubectl mcs sync --watch --contexts=member1,member2,member3 \
-		    --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --leader-elect`)
+		    --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --leader-elect
+
+		# Run it in member1 as a Deployment, acting as a least-privilege ServiceAccount in every member
+		kubectl mcs sync --print-manifests --contexts=member1,member2,member3 --context=member1 \
+		    | kubectl --context=member1 apply --server-side -f -`)
 )
 
 // Options holds sync's flags.
