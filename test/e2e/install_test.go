@@ -550,3 +550,50 @@ func uninstall(t *testing.T) {
 		})
 	}
 }
+
+// TestInstallDryRunAndCurrentCredentials: --dry-run=client writes nothing in any member;
+// --member-credentials=current embeds the kubeconfig's own credentials, says so per member, and
+// writes nothing in the members either.
+func TestInstallDryRunAndCurrentCredentials(t *testing.T) {
+	uninstall(t)
+	t.Cleanup(func() { uninstall(t) })
+	nothingWritten := func(what string) {
+		t.Helper()
+		for _, c := range members {
+			if _, err := clients[c].kube.CoreV1().Namespaces().Get(context.Background(), install.DefaultNamespace, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("%s: %s wrote namespace %s (err %v)", c, what, install.DefaultNamespace, err)
+			}
+			if _, err := clients[c].kube.RbacV1().ClusterRoles().Get(context.Background(), install.Name, metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+				t.Fatalf("%s: %s wrote ClusterRole %s (err %v)", c, what, install.Name, err)
+			}
+		}
+	}
+	r := mustMCS(t, "sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", "--dry-run=client", "-o", "json")
+	nothingWritten("--dry-run=client")
+	if !strings.Contains(r.stderr, "dry run: no ServiceAccount token exists yet") || !strings.Contains(r.stdout, `"kind": "List"`) {
+		t.Errorf("--dry-run=client -o json: stdout %.300s\nstderr %s", r.stdout, r.stderr)
+	}
+
+	r = mustMCS(t, "sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", "--member-credentials=current")
+	nothingWritten("--member-credentials=current")
+	for _, c := range members {
+		if !strings.Contains(r.stderr, fmt.Sprintf(`Warning: cluster %q: embedding the credentials of context %q`, c, c)) {
+			t.Errorf("no warning for %s:\n%s", c, r.stderr)
+		}
+	}
+	for _, o := range decodeAll(t, r.stdout) {
+		if o.GetKind() != "Secret" {
+			continue
+		}
+		s := &corev1.Secret{}
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, s); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range members {
+			kc, err := clientcmd.Load(s.Data[install.KubeconfigKey(c)])
+			if err != nil || kc.AuthInfos[c] == nil || len(kc.AuthInfos[c].ClientCertificateData) == 0 {
+				t.Errorf("%s: the kubeconfig does not embed the context's client certificate: %v", c, err)
+			}
+		}
+	}
+}
