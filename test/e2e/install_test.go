@@ -480,14 +480,14 @@ func stepFor(t *testing.T, inst installation, ns, name string, rule rbac.Rule, v
 				waitFor(t, "two endpoints of "+name, func() bool { return len(sourceIPs(t, "member1", ns, name)) == 2 })
 				return oneShot(inst, ns)()
 			}
-	case rule.Resource == "serviceimports": // delete: unexport
+	case verb == "delete" && rule.Resource == "serviceimports": // an unexport
 		return func() { exported("member1"); syncOK() }, func() string {
 			if err := clients["member1"].dyn.Resource(seGVR("v1beta1")).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			return oneShot(inst, ns)()
 		}
-	case rule.Resource == "services": // delete: the exported Service turns headless, the derived one is replaced
+	case verb == "delete" && rule.Resource == "services": // the exported Service turns headless, the derived one is replaced
 		return func() { exported("member1"); syncOK() }, func() string {
 			if err := clients["member1"].kube.CoreV1().Services(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 				t.Fatal(err)
@@ -498,7 +498,7 @@ func stepFor(t *testing.T, inst installation, ns, name string, rule rbac.Rule, v
 			})
 			return oneShot(inst, ns)()
 		}
-	case rule.Resource == "endpointslices": // delete: one of two exporters stops exporting
+	case verb == "delete" && rule.Resource == "endpointslices": // one of two exporters stops exporting
 		return func() {
 				deployment(t, "member2", ns, name, 1)
 				exported("member1")
