@@ -269,14 +269,15 @@ func nameOf(obj any) string {
 }
 
 // deny records a list or watch the member refused. The reflector retries quietly, so it is said
-// here, once per distinct refusal and loudly: sync lacks a permission (pkg/rbac lists them).
+// here, once per distinct refusal and loudly: sync lacks a permission (pkg/rbac lists them), or
+// the apiserver has just restarted and not loaded its RBAC rules yet.
 func (m *member) deny(err error) {
 	m.mu.Lock()
 	same := m.denied != nil && m.denied.Error() == err.Error()
 	m.denied = err
 	m.mu.Unlock()
 	if !same {
-		klog.ErrorS(err, "forbidden: sync lacks a permission in this cluster", "cluster", m.ID)
+		klog.ErrorS(err, "forbidden: a list or watch sync needs was refused; retrying", "cluster", m.ID)
 	}
 }
 
