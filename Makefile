@@ -41,13 +41,15 @@ build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-mcs
 
 # Cross-compiled, static, version-stamped binaries, packed with LICENSE, README.md and
-# kubectl_complete-mcs (hack/dist), and the krew manifest rendered from krew-manifest.yaml.
+# kubectl_complete-mcs (hack/dist), and the krew manifest rendered from krew-manifest.yaml;
+# dist/image/ is the container build context of the linux binaries (sync --print-manifests).
 # The platforms build DIST_JOBS at a time: one build alone leaves a core idle much of the time.
 dist:
 	rm -rf dist
 	$(MAKE) --no-print-directory -j$(DIST_JOBS) VERSION=$(VERSION) $(addprefix dist/bin/,$(subst /,_,$(PLATFORMS)))
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/dist archive -version $(VERSION) \
 	  -platforms "$$(echo $(PLATFORMS) | tr ' ' ,)" -bin-dir dist/bin -out dist
+	go run ./hack/dist image -version $(VERSION) -platforms "$$(echo $(PLATFORMS) | tr ' ' ,)" -bin-dir dist/bin -out dist/image
 	rm -rf dist/bin
 	go run ./hack/dist manifest -version $(VERSION) -base-url $(DIST_BASE_URL) -dir dist -o dist/mcs.yaml
 

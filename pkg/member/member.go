@@ -13,6 +13,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -81,6 +82,7 @@ type Member struct {
 	reachable   bool
 	unreachable time.Time // when it was last seen turning unreachable
 	err         error     // why it has not joined, or why it is unreachable
+	denied      error     // the last list or watch the member refused (Forbidden)
 	version     string
 }
 
@@ -108,14 +110,16 @@ type State struct {
 	// Since is when it last turned unreachable.
 	Since time.Time
 	// Err is why it has not joined (nil while its caches sync), or why it is unreachable.
-	Err     error
+	Err error
+	// Denied is the last list or watch the member refused.
+	Denied  error
 	Version string
 }
 
 func (m *Member) State() State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return State{Joined: m.joined, Reachable: m.reachable, Since: m.unreachable, Err: m.err, Version: m.version}
+	return State{Joined: m.joined, Reachable: m.reachable, Since: m.unreachable, Err: m.err, Denied: m.denied, Version: m.version}
 }
 
 // Run joins the member, then probes it until ctx ends. A member without a client (its
@@ -133,13 +137,13 @@ func (m *Member) Run(ctx context.Context) {
 	m.probe(ctx)
 }
 
-// Wait waits until every member has joined or ended an attempt to (it is down, or has no CRDs),
-// or the timeout.
+// Wait waits until every member has joined or ended an attempt to (it is down, has no CRDs, or
+// refuses a list), or the timeout.
 func Wait(ctx context.Context, members []*Member, timeout time.Duration) {
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		for _, m := range members {
 			m.mu.Lock()
-			done := m.joined || m.attempted
+			done := m.joined || m.attempted || m.denied != nil
 			m.mu.Unlock()
 			if !done {
 				return false, nil
@@ -225,8 +229,12 @@ func (m *Member) start(ctx context.Context) error {
 	m.hasSynced = nil
 	for kind, inf := range map[string]cache.SharedIndexInformer{KindService: svcInf.Informer(), KindEndpointSlice: sliceInf.Informer(),
 		"": nsInf.Informer(), KindServiceExport: seInf.Informer(), KindServiceImport: siInf.Informer()} {
-		// Watch errors of an unreachable member are what the probe reports.
+		// Watch errors of an unreachable member are what the probe reports; a refusal is not.
 		_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+			if apierrors.IsForbidden(err) {
+				m.deny(err)
+				return
+			}
 			klog.V(2).InfoS("watch error", "cluster", m.ID, "err", err)
 		})
 		if _, err := inf.AddEventHandler(m.handler(kind)); err != nil {
@@ -240,6 +248,19 @@ func (m *Member) start(ctx context.Context) error {
 	kf.Start(ctx.Done())
 	df.Start(ctx.Done())
 	return nil
+}
+
+// deny records a list or watch the member refused. The reflector retries quietly, so it is said
+// here, once per distinct refusal and loudly: a permission is missing (pkg/rbac lists sync's), or
+// the apiserver has just restarted and not loaded its RBAC rules yet.
+func (m *Member) deny(err error) {
+	m.mu.Lock()
+	same := m.denied != nil && m.denied.Error() == err.Error()
+	m.denied = err
+	m.mu.Unlock()
+	if !same {
+		klog.ErrorS(err, "forbidden: a list or watch was refused; retrying", "cluster", m.ID)
+	}
 }
 
 // handler passes events on; kind "" is the namespace informer.
@@ -358,6 +379,8 @@ func (s State) Unreachable() string {
 	switch {
 	case !s.Joined && s.Err != nil:
 		return s.Err.Error()
+	case !s.Joined && s.Denied != nil:
+		return s.Denied.Error()
 	case !s.Joined:
 		return "caches not synced yet"
 	case !s.Reachable:

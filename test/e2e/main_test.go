@@ -172,10 +172,15 @@ type result struct {
 
 // mcs runs the plugin binary against the test bed.
 func mcs(args ...string) result {
+	return runBinary(nil, append([]string{"--kubeconfig", kubeconfig}, args...)...)
+}
+
+// runBinary runs the plugin binary with extra environment variables.
+func runBinary(env []string, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "KUBECTL_MCS_CONTEXTS=")
+	cmd := exec.CommandContext(ctx, binary, args...)
+	cmd.Env = append(append(os.Environ(), "KUBECTL_MCS_CONTEXTS="), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -42,10 +43,20 @@ func freePort(t *testing.T) string {
 // startWatch runs `sync --watch` in the background until the test ends (or kill/terminate).
 func startWatch(t *testing.T, ns string, extra ...string) *watcher {
 	t.Helper()
-	w := &watcher{out: &lockedBuffer{}, metrics: freePort(t), health: freePort(t), exited: make(chan struct{})}
+	metrics, health := freePort(t), freePort(t)
 	args := append([]string{"--kubeconfig", kubeconfig, "sync", "--watch", "-n", ns, "--contexts", allMembers,
-		"--metrics-bind-address", w.metrics, "--health-probe-bind-address", w.health}, extra...)
+		"--metrics-bind-address", metrics, "--health-probe-bind-address", health}, extra...)
+	w := startBinary(t, nil, args...)
+	w.metrics, w.health = metrics, health
+	return w
+}
+
+// startBinary starts the plugin binary, with extra environment variables, until the test ends.
+func startBinary(t *testing.T, env []string, args ...string) *watcher {
+	t.Helper()
+	w := &watcher{out: &lockedBuffer{}, exited: make(chan struct{})}
 	w.cmd = exec.Command(binary, args...)
+	w.cmd.Env = append(os.Environ(), env...)
 	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
 	if err := w.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -18,10 +18,11 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/rbac"
 )
 
 const (
-	leaseName     = "kubectl-mcs-sync"
+	leaseName     = rbac.LeaseName
 	leaseDuration = 15 * time.Second
 	renewDeadline = 10 * time.Second
 	retryPeriod   = 2 * time.Second

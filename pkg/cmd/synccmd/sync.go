@@ -26,6 +26,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
@@ -59,7 +60,11 @@ var (
 
 		# Keep syncing, with metrics and leader election
 		kubectl mcs sync --watch --contexts=member1,member2,member3 \
-		    --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --leader-elect`)
+		    --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --leader-elect
+
+		# Run it in member1 as a Deployment, acting as a least-privilege ServiceAccount in every member
+		kubectl mcs sync --print-manifests --contexts=member1,member2,member3 --context=member1 \
+		    | kubectl --context=member1 apply --server-side -f -`)
 )
 
 // Options holds sync's flags.
@@ -79,7 +84,9 @@ type Options struct {
 	LeaderContext      string
 	LeaderNamespace    string
 	AllNamespaces      bool
+	Install            install.Flags
 
+	install   *install.Options
 	namespace string
 	members   []*clusterset.Member
 	genericiooptions.IOStreams
@@ -115,6 +122,7 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	f.BoolVar(&o.LeaderElect, "leader-elect", false, "With --watch, run only while holding a Lease (several replicas, one active)")
 	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease, one of --contexts (default: the first of --contexts). It is used whether or not it is reachable: while it is down nobody leads and the replicas keep retrying")
 	f.StringVar(&o.LeaderNamespace, "leader-elect-namespace", "kube-system", "Namespace of the Lease")
+	o.Install.AddFlags(f)
 	return cmd
 }
 
@@ -133,11 +141,17 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 		return err
 	}
 	o.members = loader.Connect(cmd.Context(), refs)
+	if o.Install.PrintManifests {
+		return o.completeInstall(cmd, loader)
+	}
 	return nil
 }
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
+	if o.install != nil {
+		return nil // validated in completeInstall
+	}
 	switch o.Output {
 	case "", "yaml", "json":
 	default:
@@ -205,6 +219,9 @@ func loadSchemas(ctx context.Context, m *clusterset.Member, version string) (imp
 func (o *Options) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.install != nil {
+		return o.install.Run(ctx)
+	}
 	if o.Watch {
 		// One pass says this in its report; a watch has none.
 		for _, m := range o.members {

@@ -68,7 +68,7 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 	for _, m := range ms {
 		c := &cluster{Member: m}
 		if m.Client != nil && !r.opts.DryRun {
-			c.events = newEvents(m.Client)
+			c.events = newEvents(m.ID, m.Client)
 		}
 		byMember[m] = c
 		r.clusters = append(r.clusters, c)

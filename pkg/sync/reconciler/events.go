@@ -2,15 +2,18 @@ package reconciler
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/scheme"
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
@@ -25,9 +28,9 @@ type events struct {
 	recorded, written atomic.Int64
 }
 
-func newEvents(client kubernetes.Interface) *events {
+func newEvents(cluster string, client kubernetes.Interface) *events {
 	e := &events{broadcaster: record.NewBroadcaster()}
-	e.broadcaster.StartRecordingToSink(&countingSink{EventSink: &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}, written: &e.written})
+	e.broadcaster.StartRecordingToSink(&createOnlySink{sink: &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}, cluster: cluster, written: &e.written})
 	e.EventRecorder = e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: names.FieldManager})
 	return e
 }
@@ -45,22 +48,31 @@ func (e *events) flush(ctx context.Context, timeout time.Duration) {
 	e.broadcaster.Shutdown()
 }
 
-type countingSink struct {
-	record.EventSink
+// createOnlySink writes every Event as a new one: a repeat, which the recorder would count up with
+// a patch, is created again, so that sync needs no right on Events but create (pkg/rbac). It
+// counts what it wrote, and says which cluster refused one.
+type createOnlySink struct {
+	sink    record.EventSink
+	cluster string
 	written *atomic.Int64
 }
 
-func (s *countingSink) Create(ev *corev1.Event) (*corev1.Event, error) {
+func (s *createOnlySink) Create(ev *corev1.Event) (*corev1.Event, error) {
 	defer s.written.Add(1)
-	return s.EventSink.Create(ev)
+	out, err := s.sink.Create(ev)
+	if apierrors.IsForbidden(err) {
+		klog.ErrorS(err, "forbidden: could not record event", "cluster", s.cluster, "object", ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name)
+	}
+	return out, err
 }
 
-func (s *countingSink) Update(ev *corev1.Event) (*corev1.Event, error) {
-	defer s.written.Add(1)
-	return s.EventSink.Update(ev)
-}
+func (s *createOnlySink) Update(ev *corev1.Event) (*corev1.Event, error) { return s.again(ev) }
 
-func (s *countingSink) Patch(ev *corev1.Event, data []byte) (*corev1.Event, error) {
-	defer s.written.Add(1)
-	return s.EventSink.Patch(ev, data)
+func (s *createOnlySink) Patch(ev *corev1.Event, _ []byte) (*corev1.Event, error) { return s.again(ev) }
+
+func (s *createOnlySink) again(ev *corev1.Event) (*corev1.Event, error) {
+	n := ev.DeepCopy()
+	n.Name, n.ResourceVersion, n.Count = fmt.Sprintf("%s.%x", ev.InvolvedObject.Name, time.Now().UnixNano()), "", 1
+	n.FirstTimestamp = n.LastTimestamp
+	return s.Create(n)
 }

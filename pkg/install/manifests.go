@@ -1,0 +1,249 @@
+// Package install generates what runs `kubectl mcs sync --watch` inside a cluster: per member a
+// ServiceAccount with exactly the rights sync uses (pkg/rbac) and a token for it, and in the host
+// cluster a Deployment of two replicas under leader election reading one kubeconfig per member
+// from a Secret. The builders here are pure; run.go writes and prints them.
+package install
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/rbac"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/version"
+)
+
+// Names of what is generated, the same in every cluster.
+const (
+	DefaultNamespace  = "kubectl-mcs-system"
+	Name              = "kubectl-mcs-sync" // ServiceAccount, ClusterRole(Binding), Deployment, PDB
+	TokenSecret       = Name + "-token"
+	KubeconfigSecret  = Name + "-kubeconfigs"
+	LeaderElection    = Name + "-leader-election" // Role and RoleBinding in the Lease cluster
+	ImageRepository   = "ghcr.io/kubectl-mcs/kubectl-mcs"
+	MetricsPort       = 8080
+	HealthPort        = 8081
+	kubeconfigDir     = "/etc/kubectl-mcs/kubeconfigs"
+	appLabel          = "app.kubernetes.io/name"
+	runAsUser         = 65532 // distroless "nonroot"
+	defaultReplicaNum = 2
+)
+
+// DefaultImage is the image of this very build: the release's tag.
+func DefaultImage() string { return ImageRepository + ":" + version.Version }
+
+// Labels are on everything generated: ours (names.ManagedByLabel) and the app's name.
+func Labels() map[string]string {
+	return map[string]string{names.ManagedByLabel: names.ManagedByValue, appLabel: Name}
+}
+
+// Member is one member as the deployed sync knows it: its cluster ID, which is also the context
+// name in its kubeconfig.
+type Member struct {
+	ID string
+	// Lease is true for the member holding the Lease.
+	Lease bool
+}
+
+// Config is what the host side is generated from.
+type Config struct {
+	Namespace string
+	Image     string
+	Members   []Member // in --contexts order
+	Replicas  int32
+}
+
+// LeaseMember is the member that holds the Lease.
+func (c Config) LeaseMember() string {
+	for _, m := range c.Members {
+		if m.Lease {
+			return m.ID
+		}
+	}
+	return ""
+}
+
+func meta(name, namespace string) metav1.ObjectMeta {
+	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: Labels()}
+}
+
+// MemberObjects is what one member needs so that sync can act there as ServiceAccount Name:
+// the Namespace, the ServiceAccount, a token Secret the token controller fills, the ClusterRole
+// of rules' cluster-wide part and its binding, and in the Lease member a Role for the Lease.
+func MemberObjects(namespace string, m Member, rules []rbac.Rule) []runtime.Object {
+	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: Name, Namespace: namespace}}
+	token := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(TokenSecret, namespace),
+		Type:       corev1.SecretTypeServiceAccountToken,
+	}
+	token.Annotations = map[string]string{corev1.ServiceAccountNameKey: Name}
+	out := []runtime.Object{
+		namespaceObject(namespace),
+		serviceAccount(namespace),
+		token,
+		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+			ObjectMeta: meta(Name, ""), Rules: rbac.PolicyRules(rules, rbac.Cluster)},
+		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+			ObjectMeta: meta(Name, ""), Subjects: subject,
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: Name}},
+	}
+	if m.Lease {
+		out = append(out,
+			&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
+				ObjectMeta: meta(LeaderElection, namespace), Rules: rbac.PolicyRules(rules, rbac.LeaseNamespace)},
+			&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
+				ObjectMeta: meta(LeaderElection, namespace), Subjects: subject,
+				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: LeaderElection}})
+	}
+	return out
+}
+
+func namespaceObject(name string) *corev1.Namespace {
+	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: meta(name, "")}
+}
+
+func serviceAccount(namespace string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(Name, namespace)}
+}
+
+// KubeconfigKey is the key of a member's kubeconfig in the Secret.
+func KubeconfigKey(id string) string { return id + ".kubeconfig" }
+
+// HostObjects is what the host cluster runs: the Namespace, the pod's ServiceAccount (no token
+// mounted, no rights: every member, the host included, is reached through its kubeconfig), the
+// kubeconfig Secret, the Deployment and its PodDisruptionBudget.
+func HostObjects(c Config, kubeconfigs map[string][]byte) []runtime.Object {
+	sa := serviceAccount(c.Namespace)
+	sa.AutomountServiceAccountToken = new(bool)
+	secret := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(KubeconfigSecret, c.Namespace),
+		Type:       corev1.SecretTypeOpaque,
+		Data:       map[string][]byte{},
+	}
+	ids := make([]string, 0, len(kubeconfigs))
+	for id, kc := range kubeconfigs {
+		secret.Data[KubeconfigKey(id)] = kc
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	minAvailable := intstr.FromInt32(1)
+	pdb := &policyv1.PodDisruptionBudget{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "policy/v1", Kind: "PodDisruptionBudget"},
+		ObjectMeta: meta(Name, c.Namespace),
+		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{appLabel: Name}}},
+	}
+	return []runtime.Object{namespaceObject(c.Namespace), sa, secret, Deployment(c), pdb}
+}
+
+// Args are the deployed sync's arguments.
+func Args(c Config) []string {
+	ids := make([]string, len(c.Members))
+	for i, m := range c.Members {
+		ids[i] = m.ID
+	}
+	return []string{"sync", "--watch",
+		"--contexts=" + strings.Join(ids, ","),
+		"--leader-elect", "--leader-elect-context=" + c.LeaseMember(), "--leader-elect-namespace=" + c.Namespace,
+		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),
+		fmt.Sprintf("--health-probe-bind-address=:%d", HealthPort),
+	}
+}
+
+// Deployment runs Replicas of sync --watch, one leading at a time, each member read through its
+// kubeconfig (KUBECONFIG lists them; clientcmd merges the files, whose names never collide).
+func Deployment(c Config) *appsv1.Deployment {
+	replicas := c.Replicas
+	if replicas == 0 {
+		replicas = defaultReplicaNum
+	}
+	paths := make([]string, len(c.Members))
+	for i, m := range c.Members {
+		paths[i] = kubeconfigDir + "/" + KubeconfigKey(m.ID)
+	}
+	f, t := false, true
+	uid := int64(runAsUser)
+	probe := func(path string, delay int32) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("health")}},
+			InitialDelaySeconds: delay, PeriodSeconds: 10}
+	}
+	selector := map[string]string{appLabel: Name}
+	container := corev1.Container{
+		Name:  "sync",
+		Image: c.Image,
+		Args:  Args(c),
+		Env: []corev1.EnvVar{{Name: "KUBECONFIG", Value: strings.Join(paths, ":")},
+			{Name: "HOME", Value: "/tmp"}},
+		Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
+			{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP}},
+		LivenessProbe:  probe("/healthz", 15),
+		ReadinessProbe: probe("/readyz", 5),
+		Resources: corev1.ResourceRequirements{
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+		},
+		SecurityContext: &corev1.SecurityContext{
+			RunAsNonRoot: &t, RunAsUser: &uid, ReadOnlyRootFilesystem: &t, AllowPrivilegeEscalation: &f,
+			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+		},
+		VolumeMounts: []corev1.VolumeMount{{Name: "kubeconfigs", MountPath: kubeconfigDir, ReadOnly: true},
+			{Name: "tmp", MountPath: "/tmp"}},
+	}
+	return &appsv1.Deployment{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
+		ObjectMeta: meta(Name, c.Namespace),
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: selector},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: Labels()},
+				Spec: corev1.PodSpec{
+					ServiceAccountName:           Name,
+					AutomountServiceAccountToken: &f,
+					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &t,
+						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
+					// Replicas on different nodes where there are several: a standby survives a node.
+					Affinity: &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+						PreferredDuringSchedulingIgnoredDuringExecution: []corev1.WeightedPodAffinityTerm{{Weight: 100,
+							PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname,
+								LabelSelector: &metav1.LabelSelector{MatchLabels: selector}}}}}},
+					Containers: []corev1.Container{container},
+					Volumes: []corev1.Volume{
+						{Name: "kubeconfigs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: KubeconfigSecret}}},
+						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+					},
+				},
+			},
+		},
+	}
+}
+
+// Unstructured converts generated objects for the apply path.
+func Unstructured(objs []runtime.Object) ([]*unstructured.Unstructured, error) {
+	out := make([]*unstructured.Unstructured, len(objs))
+	for i, o := range objs {
+		m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(o)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{Object: m}
+		unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(u.Object, "spec", "template", "metadata", "creationTimestamp")
+		unstructured.RemoveNestedField(u.Object, "status")
+		out[i] = u
+	}
+	return out, nil
+}

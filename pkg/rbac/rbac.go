@@ -1,0 +1,127 @@
+// Package rbac is the one statement of what `kubectl mcs sync` needs in a member cluster: the
+// rules the generated roles grant (`sync --print-manifests`), the README's permissions table, and
+// what a permissions check (diagnose) asks the apiserver about. Every verb here is one sync uses,
+// and the e2e test removes each in turn to prove it is needed.
+package rbac
+
+import (
+	rbacv1 "k8s.io/api/rbac/v1"
+)
+
+// Scope says where a rule is granted.
+type Scope string
+
+const (
+	// Cluster rules go in a ClusterRole bound cluster-wide: sync reads and writes in every
+	// namespace (or the objects are cluster-scoped).
+	Cluster Scope = "cluster"
+	// LeaseNamespace rules go in a Role in the Lease namespace of the Lease cluster only (the
+	// member `--leader-elect-context` names).
+	LeaseNamespace Scope = "lease-namespace"
+)
+
+// LeaseName is the Lease that `sync --watch --leader-elect` holds.
+const LeaseName = "kubectl-mcs-sync"
+
+// Rule is one group/resource with the verbs sync uses on it.
+type Rule struct {
+	Group    string
+	Resource string // with its subresource: "serviceimports/status"
+	Verbs    []string
+	// ResourceNames narrows get/update to the objects sync names (empty: all).
+	ResourceNames []string
+	Scope         Scope
+	// Why says which part of sync uses it.
+	Why string
+}
+
+// LeaseClusterOnly reports whether the rule belongs only in the Lease cluster.
+func (r Rule) LeaseClusterOnly() bool { return r.Scope == LeaseNamespace }
+
+// SyncRules is what `sync` (one pass, or --watch with --leader-elect) needs in a member. Informers
+// list and watch; writes are plain creates (never taking an object over), server-side apply and
+// the csaupgrade JSON patch (both "patch"), deletes with a UID precondition; status goes through
+// the status subresources; Events are created once per conflict change; the two mcs-api CRDs are
+// read for their served schemas (without that right sync writes every field and says so);
+// leader election gets, creates and updates one Lease.
+var SyncRules = []Rule{
+	{Group: "", Resource: "namespaces", Verbs: []string{"list", "watch"}, Scope: Cluster,
+		Why: "imports go only to members that have the namespace"},
+	{Group: "", Resource: "services", Verbs: []string{"list", "watch", "create", "patch", "delete"}, Scope: Cluster,
+		Why: "reads exported Services; writes derived-NAME"},
+	{Group: "discovery.k8s.io", Resource: "endpointslices", Verbs: []string{"list", "watch", "create", "patch", "delete"}, Scope: Cluster,
+		Why: "reads the exporters' slices; writes their copies"},
+	{Group: "multicluster.x-k8s.io", Resource: "serviceexports", Verbs: []string{"list", "watch"}, Scope: Cluster,
+		Why: "reads ServiceExports"},
+	{Group: "multicluster.x-k8s.io", Resource: "serviceexports/status", Verbs: []string{"patch"}, Scope: Cluster,
+		Why: "sets the Valid, Ready and Conflict conditions"},
+	{Group: "multicluster.x-k8s.io", Resource: "serviceimports", Verbs: []string{"list", "watch", "create", "patch", "delete"}, Scope: Cluster,
+		Why: "writes ServiceImports"},
+	{Group: "multicluster.x-k8s.io", Resource: "serviceimports/status", Verbs: []string{"patch"}, Scope: Cluster,
+		Why: "sets status.clusters"},
+	{Group: "", Resource: "events", Verbs: []string{"create"}, Scope: Cluster,
+		Why: "an Event on a ServiceExport whose conflict state changes"},
+	{Group: "apiextensions.k8s.io", Resource: "customresourcedefinitions", Verbs: []string{"get"}, Scope: Cluster,
+		ResourceNames: []string{"serviceexports.multicluster.x-k8s.io", "serviceimports.multicluster.x-k8s.io"},
+		Why:           "the served mcs-api schemas, so that each member gets only the fields it declares"},
+	{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"create"}, Scope: LeaseNamespace,
+		Why: "--leader-elect: the first replica creates the Lease"},
+	{Group: "coordination.k8s.io", Resource: "leases", Verbs: []string{"get", "update"}, ResourceNames: []string{LeaseName}, Scope: LeaseNamespace,
+		Why: "--leader-elect: reads, takes and renews the Lease"},
+}
+
+// PolicyRules turns the rules of one scope into RBAC policy rules, in SyncRules' order.
+func PolicyRules(rules []Rule, scope Scope) []rbacv1.PolicyRule {
+	var out []rbacv1.PolicyRule
+	for _, r := range rules {
+		if r.Scope != scope {
+			continue
+		}
+		out = append(out, rbacv1.PolicyRule{
+			APIGroups:     []string{r.Group},
+			Resources:     []string{r.Resource},
+			Verbs:         append([]string(nil), r.Verbs...),
+			ResourceNames: append([]string(nil), r.ResourceNames...),
+		})
+	}
+	return out
+}
+
+// Permission is one verb on one resource: the unit a check asks about and the e2e test removes.
+type Permission struct {
+	Rule int // index in the rule list
+	Verb string
+}
+
+// Permissions lists every verb of every rule.
+func Permissions(rules []Rule) []Permission {
+	var out []Permission
+	for i, r := range rules {
+		for _, v := range r.Verbs {
+			out = append(out, Permission{Rule: i, Verb: v})
+		}
+	}
+	return out
+}
+
+// Without returns a copy of rules with one verb taken out (the rule goes when it has no verb
+// left).
+func Without(rules []Rule, p Permission) []Rule {
+	var out []Rule
+	for i, r := range rules {
+		if i == p.Rule {
+			var verbs []string
+			for _, v := range r.Verbs {
+				if v != p.Verb {
+					verbs = append(verbs, v)
+				}
+			}
+			if len(verbs) == 0 {
+				continue
+			}
+			r.Verbs = verbs
+		}
+		out = append(out, r)
+	}
+	return out
+}

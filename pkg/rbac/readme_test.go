@@ -1,0 +1,45 @@
+package rbac
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// readmeRow is how README.md's permissions table shows a rule.
+func readmeRow(r Rule) string {
+	group := r.Group
+	if group == "" {
+		group = "core"
+	}
+	res := "`" + r.Resource + "`"
+	if len(r.ResourceNames) > 0 {
+		res += " named `" + strings.Join(r.ResourceNames, "`, `") + "`"
+	}
+	where := "every member (ClusterRole)"
+	if r.Scope == LeaseNamespace {
+		where = "the Lease member, Lease namespace (Role)"
+	}
+	return "| `" + group + "` | " + res + " | " + strings.Join(r.Verbs, ", ") + " | " + where + " | " + r.Why + " |"
+}
+
+// TestReadmeTable: the README's permissions table is SyncRules, row for row. README_RULES=1
+// prints the rows to paste.
+func TestReadmeTable(t *testing.T) {
+	var rows []string
+	for _, r := range SyncRules {
+		rows = append(rows, readmeRow(r))
+	}
+	want := strings.Join(rows, "\n") + "\n"
+	if os.Getenv("README_RULES") != "" {
+		t.Log("\n" + want)
+	}
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	head := "| API group | resource | verbs | where | why |\n|---|---|---|---|---|\n"
+	if !strings.Contains(string(b), head+want) {
+		t.Errorf("README.md's permissions table is not pkg/rbac.SyncRules; want:\n%s%s", head, want)
+	}
+}
