@@ -79,17 +79,20 @@ func mark(ok bool) string {
 }
 
 func busyCell(r *Results, busy float64) string {
-	if r.BusyRate == 0 {
+	if r.BusyRate == 0 || r.BusyError != "" {
 		return "-"
 	}
 	return fmt.Sprintf("%.2fx", busy)
 }
 
 func busyFigures(r *Results) string {
+	if r.BusyError != "" {
+		return "failed: " + r.BusyError
+	}
 	if r.BusyRate == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f / %.1f ms, %.1f / %.1f (%.0f)", r.BusyP50, r.BusyP99, r.BusyFloorP50, r.BusyFloorP99, r.BusyRate)
+	return fmt.Sprintf("%.1f / %.1f ms, %.1f / %.1f (%.0f; sync wrote %.0f/s)", r.BusyP50, r.BusyP99, r.BusyFloorP50, r.BusyFloorP99, r.BusyRate, r.BusyWritesPerS)
 }
 
 func orDash(v float64, ok bool) string {

@@ -71,6 +71,8 @@ type Results struct {
 	BusyFloorP50        float64 `json:"busy_floor_p50_ms,omitempty"`
 	BusyFloorP99        float64 `json:"busy_floor_p99_ms,omitempty"`
 	BusyWritesPerChange float64 `json:"busy_writes_per_change,omitempty"`
+	BusyWritesPerS      float64 `json:"busy_writes_per_s,omitempty"`
+	BusyError           string  `json:"busy_error,omitempty"`
 
 	CachedEndpoints   int     `json:"cached_endpoints,omitempty"`
 	RSSPerEndpointKiB float64 `json:"rss_per_endpoint_kib,omitempty"`

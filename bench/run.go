@@ -128,7 +128,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	lat, floor, err := b.samplePropagation(ctx, 0, watchers)
+	lat, floor, err := b.samplePropagation(ctx, 0, c.samples, watchers)
 	if err != nil {
 		return nil, err
 	}
@@ -152,8 +152,10 @@ func run(ctx context.Context, c config) (*Results, error) {
 
 	// Propagation again while other services change at busyRate per second (bench-scale).
 	if c.busyRate > 0 {
+		// Recorded, not fatal: the other figures of a long run still count.
 		if err := b.busyPhase(ctx, res, watchers); err != nil {
-			return nil, err
+			logf("busy phase: %v", err)
+			res.BusyError = err.Error()
 		}
 	}
 
