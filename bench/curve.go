@@ -27,10 +27,14 @@ func renderCurve(paths []string, markdown string) error {
 }
 
 func limit(r *Results) string {
+	s := fmt.Sprintf("%g/%d", r.QPS, r.Burst)
 	if r.QPS == 0 {
-		return "50/100 (default)"
+		s = "50/100 (default)"
 	}
-	return fmt.Sprintf("%g/%d", r.QPS, r.Burst)
+	if r.Workers > 0 {
+		s += fmt.Sprintf(", %d workers", r.Workers)
+	}
+	return s
 }
 
 func curveTables(runs []*Results) string {
@@ -47,7 +51,7 @@ func curveTables(runs []*Results) string {
 	s.WriteString("Each run: N services exported from 2 of the clusters, 2 endpoints per slice, imported by every cluster; " +
 		"floors from the same run. Targets: propagation p50 ≤ 1.5x, converge ≤ 1.2x, 0 idle writes, ≤ 2 KiB RSS per cached endpoint, `status -A` ≤ 2x.\n\n")
 	s.WriteString("**The curve** (ratio to the floor of the same run)\n\n")
-	s.WriteString("| services | clusters | QPS/burst | p50 idle | p50 busy | converge | KiB RSS / endpoint | `status -A` |\n|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| services | clusters | QPS/burst (workers, if not 4) | p50 idle | p50 busy | converge | KiB RSS / endpoint | `status -A` |\n|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
 		p50, busy := ratio(r.PropagationP50, r.FloorP50), ratio(r.BusyP50, r.BusyFloorP50)
 		conv, st := ratio(r.ConvergeS, r.ConvergeFloorS), ratio(r.StatusS, r.StatusFloorS)

@@ -27,6 +27,7 @@ type config struct {
 	qps           float64 // sync's --kube-api-qps and the floors' client (0: sync's default)
 	burst         int
 	busyRate      int     // other services changed per second during the busy samples (0: none)
+	workers       int     // sync's --workers, and the write floor's requests in flight per cluster
 	floorFraction float64 // share of the converge writes the write floor makes (1: all)
 	profileDir    string  // pprof profiles of sync saved here (empty: no --profiling)
 }
@@ -61,6 +62,7 @@ type Results struct {
 	// bench-scale: the client rate limit of sync and of the floors (0: sync's default, 50/100),
 	// the machine's load average at the start, the share of the write floor measured.
 	QPS           float64 `json:"qps,omitempty"`
+	Workers       int     `json:"workers,omitempty"`
 	Burst         int     `json:"burst,omitempty"`
 	Load          string  `json:"load,omitempty"`
 	FloorFraction float64 `json:"floor_fraction,omitempty"`
@@ -92,6 +94,7 @@ func main() {
 	flag.BoolVar(&c.scale, "scale", false, "bench-scale: also count the endpoints sync caches")
 	flag.Float64Var(&c.qps, "kube-api-qps", 0, "sync's --kube-api-qps, and the floors' client's (0: sync's default)")
 	flag.IntVar(&c.burst, "kube-api-burst", 0, "sync's --kube-api-burst, with -kube-api-qps")
+	flag.IntVar(&c.workers, "workers", 4, "sync's --workers, and the write floor's requests in flight per cluster")
 	flag.IntVar(&c.busyRate, "busy-rate", 0, "also sample propagation while this many other services change per second (0: no)")
 	flag.Float64Var(&c.floorFraction, "floor-fraction", 1, "share of the converge writes the write floor makes, its time scaled up")
 	flag.StringVar(&c.profileDir, "profile-dir", "", "run sync with --profiling and save CPU (first 30 s of converge) and heap profiles here")

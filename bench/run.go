@@ -67,6 +67,9 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if c.qps > 0 {
 		res.QPS, res.Burst = c.qps, c.burst
 	}
+	if c.workers != 4 {
+		res.Workers = c.workers
+	}
 
 	logf("init and a fresh %s namespace in %d clusters", ns, len(b.members))
 	if out, err := exec.Command(c.binary, "--kubeconfig", c.kubeconfig, "init", "--contexts", strings.Join(c.contexts, ",")).CombinedOutput(); err != nil {
@@ -376,6 +379,9 @@ func (b *bench) startSync() (*exec.Cmd, error) {
 	if b.profileDir != "" {
 		args = append(args, "--profiling")
 	}
+	if b.workers > 0 {
+		args = append(args, "--workers", strconv.Itoa(b.workers))
+	}
 	cmd := exec.Command(b.binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	err = cmd.Start()
@@ -426,7 +432,8 @@ func (b *bench) quiet(ctx context.Context) (int, error) {
 }
 
 // writeFloor makes the same number of writes per cluster as the cold start needed, with a client
-// configured like kubectl-mcs's (same QPS and burst) and as many in flight as its workers. With
+// configured like kubectl-mcs's (same QPS and burst) and as many in flight per cluster as sync
+// has workers (each of which writes to one cluster at a time). With
 // floorFraction < 1 it makes that share of them and scales the time up: a plain client's creates
 // go at a steady rate, and at tens of thousands of services the full floor takes as long again
 // as the converge it measures.
@@ -442,7 +449,7 @@ func (b *bench) writeFloor(ctx context.Context, perCluster map[string]int) (floa
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[mi] = parallel(4, int(float64(perCluster[m.name])*frac+0.5), func(i int) error {
+			errs[mi] = parallel(max(b.workers, 1), int(float64(perCluster[m.name])*frac+0.5), func(i int) error {
 				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "floor-" + strconv.Itoa(i)}, Data: map[string]string{"i": strconv.Itoa(i)}}
 				_, err := m.same.CoreV1().ConfigMaps(floorNS).Create(ctx, cm, metav1.CreateOptions{})
 				return err

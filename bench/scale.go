@@ -29,7 +29,8 @@ import (
 func convergePolling(services, clusters int) (every, limit time.Duration) {
 	every = time.Duration(services*clusters/50) * time.Millisecond
 	every = min(max(every, 20*time.Millisecond), time.Second)
-	limit = 5*time.Minute + time.Duration(services*clusters)*40*time.Millisecond
+	// A bound only: on a busy 2-core machine 5 clusters took 200 ms per service and cluster.
+	limit = 10*time.Minute + time.Duration(services*clusters)*400*time.Millisecond
 	return every, limit
 }
 
