@@ -96,7 +96,7 @@ func busyFigures(r *Results) string {
 	if r.BusyRate == 0 {
 		return "-"
 	}
-	return fmt.Sprintf("%.1f / %.1f ms, %.1f / %.1f (%.0f; sync wrote %.0f/s)", r.BusyP50, r.BusyP99, r.BusyFloorP50, r.BusyFloorP99, r.BusyRate, r.BusyWritesPerS)
+	return fmt.Sprintf("%.1f / %.1f ms, %.1f / %.1f (%.0f changes/s, sync wrote %.0f/s; %d samples)", r.BusyP50, r.BusyP99, r.BusyFloorP50, r.BusyFloorP99, r.BusyRate, r.BusyWritesPerS, r.BusySamples)
 }
 
 func orDash(v float64, ok bool) string {

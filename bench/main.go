@@ -68,6 +68,7 @@ type Results struct {
 	FloorFraction float64 `json:"floor_fraction,omitempty"`
 
 	BusyRate            float64 `json:"busy_changes_per_s,omitempty"`
+	BusySamples         int     `json:"busy_samples,omitempty"`
 	BusyP50             float64 `json:"busy_p50_ms,omitempty"`
 	BusyP99             float64 `json:"busy_p99_ms,omitempty"`
 	BusyFloorP50        float64 `json:"busy_floor_p50_ms,omitempty"`

@@ -130,7 +130,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	lat, floor, err := b.samplePropagation(ctx, 0, c.samples, watchers)
+	lat, floor, err := b.samplePropagation(ctx, 0, c.samples, time.Time{}, watchers)
 	if err != nil {
 		return nil, err
 	}

@@ -35,10 +35,11 @@ func convergePolling(services, clusters int) (every, limit time.Duration) {
 }
 
 // samplePropagation takes n propagation samples starting at sample `from` (each its own service
-// and address), each followed by a floor sample, so both see the same machine.
-func (b *bench) samplePropagation(ctx context.Context, from, n int, watchers map[string]*seer) (lat, floor []float64, err error) {
+// and address), each followed by a floor sample, so both see the same machine; none is started
+// after `until` (zero: no limit).
+func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.Time, watchers map[string]*seer) (lat, floor []float64, err error) {
 	target := watchers[b.members[len(b.members)-1].name]
-	for j := from; j < from+n; j++ {
+	for j := from; j < from+n && (until.IsZero() || time.Now().Before(until)); j++ {
 		d, err := b.propagate(ctx, j, target)
 		if err != nil {
 			return nil, nil, err
@@ -52,9 +53,12 @@ func (b *bench) samplePropagation(ctx context.Context, from, n int, watchers map
 	return lat, floor, nil
 }
 
-// busySamples: a quarter of the idle ones (at least 10). When the clusterset cannot absorb
-// busyRate changes a second, each sample waits behind a growing queue.
+// busySamples: a quarter of the idle ones (at least 10), started within busyWindow. When the
+// clusterset cannot absorb busyRate changes a second, each sample waits behind a growing queue,
+// and the window keeps the phase from growing without bound.
 func (b *bench) busySamples() int { return max(10, b.samples/4) }
+
+const busyWindow = time.Minute
 
 // busyPhase repeats the propagation samples (on services of their own) while a churner changes
 // one endpoint of another service's source slice in the second exporter busyRate times a second.
@@ -78,7 +82,7 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 		b.churn(cctx, first, &changes, &failed)
 	}()
 	awaitTimeout = 5 * time.Minute
-	lat, floor, err := b.samplePropagation(ctx, b.samples, b.busySamples(), watchers)
+	lat, floor, err := b.samplePropagation(ctx, b.samples, b.busySamples(), t0.Add(busyWindow), watchers)
 	awaitTimeout = 30 * time.Second
 	stop()
 	<-done
@@ -101,7 +105,8 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 	res.BusyRate = float64(changes.Load()) / elapsed
 	res.BusyP50, res.BusyP99 = percentile(lat, 50), percentile(lat, 99)
 	res.BusyFloorP50, res.BusyFloorP99 = percentile(floor, 50), percentile(floor, 99)
-	res.BusyWritesPerChange = float64(after-before) / float64(changes.Load()+int64(b.busySamples()))
+	res.BusySamples = len(lat)
+	res.BusyWritesPerChange = float64(after-before) / float64(changes.Load()+int64(len(lat)))
 	logf("busy: p50 %.1f ms (floor %.1f), %.0f changes/s, sync wrote %.0f/s, %.2f writes per change", res.BusyP50, res.BusyFloorP50, res.BusyRate, res.BusyWritesPerS, res.BusyWritesPerChange)
 	return nil
 }
