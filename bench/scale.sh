@@ -21,7 +21,7 @@ mkdir -p "$out/profiles"
 export TESTBED_DIR
 trap 'bash "$repo/test/testbed/testbed.sh" down' EXIT
 
-go build -o "$out/bench.bin" ./bench
+go build -o "$out/bench.$$" ./bench
 for run in $RUNS; do
   IFS=: read -r services clusters qps burst workers <<<"$run"
   workers=${workers:-4}
@@ -34,12 +34,12 @@ for run in $RUNS; do
   echo "bench-scale: $services services, $clusters clusters, QPS $qps, $workers workers" >&2
   bash "$repo/test/testbed/testbed.sh" down >/dev/null 2>&1 || true
   bash "$repo/test/testbed/testbed.sh" up "${members[@]}"
-  "$out/bench.bin" -scale -kubeconfig "$TESTBED_DIR/kubeconfig" -binary "$BINARY" \
+  "$out/bench.$$" -scale -kubeconfig "$TESTBED_DIR/kubeconfig" -binary "$BINARY" \
     -contexts "$(IFS=,; echo "${members[*]}")" -services "$services" -status-services "$services" \
     -busy-rate "$BUSY_RATE" -floor-fraction "$FLOOR_FRACTION" -workers "$workers" "${limit[@]}" \
     -profile-dir "$out/profiles" -out "$out/$name.json" -markdown ""
   cp bench/sync.log "$out/profiles/$name-sync.log" 2>/dev/null || true
 done
 bash "$repo/test/testbed/testbed.sh" down
-rm -f "$out/bench.bin"
+rm -f "$out/bench.$$"
 go run ./bench -curve "$(ls "$out"/*.json | paste -sd, -)" -markdown "$repo/BENCHMARKS.md"
