@@ -35,7 +35,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DIST_JOBS     ?= 3
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist test test-unit test-krew test-e2e test-karmada bench soak krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e test-karmada bench bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-mcs
@@ -111,6 +111,12 @@ bench: build testbed-build
 	BENCH_SERVICES=$(BENCH_SERVICES) go run ./bench -kubeconfig $(BENCH_TESTBED_DIR)/kubeconfig -binary $(BIN) || status=$$?; \
 	TESTBED_DIR=$(BENCH_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status
+
+# Not a test either: the benchmark at 1,000-10,000 services on 5 clusters (BENCH_SCALE_RUNS, see
+# bench/scale.sh), each run on a fresh test bed of its own; figures in bench/scale/ and the curve
+# in BENCHMARKS.md. Takes an hour or more.
+bench-scale: build testbed-build
+	TESTBED_DIR=$(CACHE)/testbed-scale BINARY=$(BIN) bash bench/scale.sh
 
 # Not part of test: the e2e fault campaign (TestSyncFaultCampaign runs 20 kills) with 50 SIGKILLs of
 # sync --watch and a member stopped and started meanwhile, on a test bed of its own; prints the

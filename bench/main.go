@@ -21,6 +21,15 @@ type config struct {
 	statusServices     int
 	idle               time.Duration
 	out, markdown      string
+
+	// bench-scale
+	scale         bool    // count cached endpoints, save profiles
+	qps           float64 // sync's --kube-api-qps and the floors' client (0: sync's default)
+	burst         int
+	busyRate      int     // other services changed per second during the busy samples (0: none)
+	workers       int     // sync's --workers, and the write floor's requests in flight per cluster
+	floorFraction float64 // share of the converge writes the write floor makes (1: all)
+	profileDir    string  // pprof profiles of sync saved here (empty: no --profiling)
 }
 
 // Results is bench/results.json.
@@ -49,6 +58,27 @@ type Results struct {
 	StatusServices int     `json:"status_services,omitempty"`
 	StatusS        float64 `json:"status_s,omitempty"`
 	StatusFloorS   float64 `json:"status_floor_s,omitempty"`
+
+	// bench-scale: the client rate limit of sync and of the floors (0: sync's default, 50/100),
+	// the machine's load average at the start, the share of the write floor measured.
+	QPS           float64 `json:"qps,omitempty"`
+	Workers       int     `json:"workers,omitempty"`
+	Burst         int     `json:"burst,omitempty"`
+	Load          string  `json:"load,omitempty"`
+	FloorFraction float64 `json:"floor_fraction,omitempty"`
+
+	BusyRate            float64 `json:"busy_changes_per_s,omitempty"`
+	BusySamples         int     `json:"busy_samples,omitempty"`
+	BusyP50             float64 `json:"busy_p50_ms,omitempty"`
+	BusyP99             float64 `json:"busy_p99_ms,omitempty"`
+	BusyFloorP50        float64 `json:"busy_floor_p50_ms,omitempty"`
+	BusyFloorP99        float64 `json:"busy_floor_p99_ms,omitempty"`
+	BusyWritesPerChange float64 `json:"busy_writes_per_change,omitempty"`
+	BusyWritesPerS      float64 `json:"busy_writes_per_s,omitempty"`
+	BusyError           string  `json:"busy_error,omitempty"`
+
+	CachedEndpoints   int     `json:"cached_endpoints,omitempty"`
+	RSSPerEndpointKiB float64 `json:"rss_per_endpoint_kib,omitempty"`
 }
 
 func main() {
@@ -62,7 +92,24 @@ func main() {
 	flag.DurationVar(&c.idle, "idle", 60*time.Second, "idle period counted for writes")
 	flag.StringVar(&c.out, "out", "bench/results.json", "results file")
 	flag.StringVar(&c.markdown, "markdown", "BENCHMARKS.md", "file whose generated section is rewritten (empty: none)")
+	flag.BoolVar(&c.scale, "scale", false, "bench-scale: also count the endpoints sync caches")
+	flag.Float64Var(&c.qps, "kube-api-qps", 0, "sync's --kube-api-qps, and the floors' client's (0: sync's default)")
+	flag.IntVar(&c.burst, "kube-api-burst", 0, "sync's --kube-api-burst, with -kube-api-qps")
+	flag.IntVar(&c.workers, "workers", 4, "sync's --workers, and the write floor's requests in flight per cluster")
+	flag.IntVar(&c.busyRate, "busy-rate", 0, "also sample propagation while this many other services change per second (0: no)")
+	flag.Float64Var(&c.floorFraction, "floor-fraction", 1, "share of the converge writes the write floor makes, its time scaled up")
+	flag.StringVar(&c.profileDir, "profile-dir", "", "run sync with --profiling and save CPU (first 30 s of converge) and heap profiles here")
+	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
 	flag.Parse()
+	if *curve != "" {
+		if err := renderCurve(strings.Split(*curve, ","), c.markdown); err != nil {
+			fail(err)
+		}
+		return
+	}
+	if c.qps > 0 && c.burst <= 0 {
+		c.burst = int(2 * c.qps)
+	}
 	c.contexts = strings.Split(*contexts, ",")
 	if len(c.contexts) < 3 {
 		fail(fmt.Errorf("--contexts: need at least three clusters"))
@@ -78,7 +125,7 @@ func main() {
 	table := markdownTable(res)
 	fmt.Println(table)
 	if c.markdown != "" {
-		if err := rewriteSection(c.markdown, table); err != nil {
+		if err := rewriteSection(c.markdown, beginMark, endMark, table); err != nil {
 			fail(err)
 		}
 	}

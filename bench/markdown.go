@@ -47,7 +47,7 @@ func markdownTable(r *Results) string {
 
 // rewriteSection replaces the generated part of path (between the marks), appending it when the
 // file has none yet.
-func rewriteSection(path, table string) error {
+func rewriteSection(path, beginMark, endMark, table string) error {
 	data, err := os.ReadFile(path)
 	if err != nil && !os.IsNotExist(err) {
 		return err

@@ -2,14 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,7 +62,13 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 	b.exporters = b.members[:2]
 	res := &Results{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Services: c.services,
-		Clusters: len(b.members), Samples: c.samples, ImportingClusters: len(b.members)}
+		Clusters: len(b.members), Samples: c.samples, ImportingClusters: len(b.members), Load: loadAvg()}
+	if c.qps > 0 {
+		res.QPS, res.Burst = c.qps, c.burst
+	}
+	if c.workers != 4 {
+		res.Workers = c.workers
+	}
 
 	logf("init and a fresh %s namespace in %d clusters", ns, len(b.members))
 	if out, err := exec.Command(c.binary, "--kubeconfig", c.kubeconfig, "init", "--contexts", strings.Join(c.contexts, ",")).CombinedOutput(); err != nil {
@@ -90,10 +94,14 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 	defer proc.Process.Kill() //nolint:errcheck
 	t0 := time.Now()
-	if err := wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, 5*time.Minute, true, func(context.Context) (bool, error) {
+	b.profileConverge(ctx)
+	// Checking is O(services x clusters): at scale, less often, so the bench does not steal the
+	// cores sync needs.
+	every, limit := convergePolling(c.services, len(b.members))
+	if err := wait.PollUntilContextTimeout(ctx, every, limit, true, func(context.Context) (bool, error) {
 		return converged(c.services), nil
 	}); err != nil {
-		return nil, errors.New("sync did not converge within 5 minutes (see bench/sync.log)")
+		return nil, fmt.Errorf("sync did not converge within %v (see bench/sync.log)", limit)
 	}
 	res.ConvergeS = time.Since(t0).Seconds()
 	if _, err := b.quiet(ctx); err != nil {
@@ -113,6 +121,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if res.ConvergeFloorS, err = b.writeFloor(ctx, perCluster); err != nil {
 		return nil, err
 	}
+	res.FloorFraction = c.floorFraction
 
 	// (a), (c) propagation and writes per change, engine and floor samples interleaved so both
 	// see the same machine.
@@ -121,17 +130,9 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	var lat, floor []float64
-	for j := 0; j < c.samples; j++ {
-		d, err := b.propagate(ctx, j, watchers[b.members[2].name])
-		if err != nil {
-			return nil, err
-		}
-		lat = append(lat, d)
-		if d, err = b.hop(ctx, j, watchers); err != nil {
-			return nil, err
-		}
-		floor = append(floor, d)
+	lat, floor, err := b.samplePropagation(ctx, 0, c.samples, time.Time{}, watchers)
+	if err != nil {
+		return nil, err
 	}
 	after, err := b.quiet(ctx)
 	if err != nil {
@@ -151,9 +152,25 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 	res.IdleWrites, res.IdleSeconds = idle-after, c.idle.Seconds()
 
+	// Propagation again while other services change at busyRate per second (bench-scale).
+	if c.busyRate > 0 {
+		// Recorded, not fatal: the other figures of a long run still count.
+		if err := b.busyPhase(ctx, res, watchers); err != nil {
+			logf("busy phase: %v", err)
+			res.BusyError = err.Error()
+		}
+	}
+
 	// (d) peak RSS.
 	if res.PeakRSSMiB, err = peakRSS(proc.Process.Pid); err != nil {
 		return nil, err
+	}
+	if c.scale {
+		if res.CachedEndpoints, err = b.cachedEndpoints(ctx); err != nil {
+			return nil, err
+		}
+		res.RSSPerEndpointKiB = res.PeakRSSMiB * 1024 / float64(res.CachedEndpoints)
+		b.saveProfile("heap", 0)
 	}
 
 	// status -A at scale, against the bare lists it needs.
@@ -170,13 +187,15 @@ func run(ctx context.Context, c config) (*Results, error) {
 func (b *bench) connect() error {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &b.kubeconfig
-	loader := &clusterset.Loader{ConfigFlags: flags}
+	// The floors' client is built as sync builds its own, with the same rate limit.
+	loader := &clusterset.Loader{ConfigFlags: flags, QPS: float32(b.qps), Burst: b.burst}
 	for _, ctx := range b.contexts {
 		same, err := loader.RESTConfig(ctx)
 		if err != nil {
 			return fmt.Errorf("context %s: %w", ctx, err)
 		}
 		fast := rest.CopyConfig(same)
+		fast.Timeout = 5 * time.Minute // lists of tens of thousands of objects
 		fast.QPS, fast.Burst = 1000, 2000
 		m := &member{name: ctx}
 		if m.fast, err = kubernetes.NewForConfig(fast); err != nil {
@@ -351,8 +370,18 @@ func (b *bench) startSync() (*exec.Cmd, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(b.binary, "--kubeconfig", b.kubeconfig, "sync", "--watch", "-n", ns,
-		"--contexts", strings.Join(b.contexts, ","), "--metrics-bind-address", addr)
+	args := []string{"--kubeconfig", b.kubeconfig, "sync", "--watch", "-n", ns,
+		"--contexts", strings.Join(b.contexts, ","), "--metrics-bind-address", addr}
+	if b.qps > 0 {
+		args = append(args, "--kube-api-qps", strconv.FormatFloat(b.qps, 'f', -1, 64), "--kube-api-burst", strconv.Itoa(b.burst))
+	}
+	if b.profileDir != "" {
+		args = append(args, "--profiling")
+	}
+	if b.workers > 0 {
+		args = append(args, "--workers", strconv.Itoa(b.workers))
+	}
+	cmd := exec.Command(b.binary, args...)
 	cmd.Stdout, cmd.Stderr = log, log
 	err = cmd.Start()
 	log.Close() // the child holds its own descriptor
@@ -399,121 +428,4 @@ func (b *bench) quiet(ctx context.Context) (int, error) {
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-}
-
-// writeFloor makes the same number of writes per cluster as the cold start needed, with a client
-// configured like kubectl-mcs's (same QPS and burst) and as many in flight as its workers.
-func (b *bench) writeFloor(ctx context.Context, perCluster map[string]int) (float64, error) {
-	t0 := time.Now()
-	var wg sync.WaitGroup
-	errs := make([]error, len(b.members))
-	for mi, m := range b.members {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs[mi] = parallel(4, perCluster[m.name], func(i int) error {
-				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "floor-" + strconv.Itoa(i)}, Data: map[string]string{"i": strconv.Itoa(i)}}
-				_, err := m.same.CoreV1().ConfigMaps(floorNS).Create(ctx, cm, metav1.CreateOptions{})
-				return err
-			})
-		}()
-	}
-	wg.Wait()
-	return time.Since(t0).Seconds(), errors.Join(errs...)
-}
-
-// propagate changes one endpoint of a source slice in the first exporter and returns the time
-// until the last cluster's watch shows the new address in the MCS slice there.
-func (b *bench) propagate(ctx context.Context, j int, target *seer) (float64, error) {
-	name := svcName(j % b.services)
-	src := b.sources[name].DeepCopy()
-	ip := fmt.Sprintf("10.250.%d.%d", j/250, j%250+1)
-	src.Endpoints[0].Addresses = []string{ip}
-	ch := target.await(ip)
-	t0 := time.Now()
-	updated, err := b.exporters[0].fast.DiscoveryV1().EndpointSlices(ns).Update(ctx, src, metav1.UpdateOptions{})
-	if err != nil {
-		return 0, fmt.Errorf("%s: updating slice %s: %w", b.exporters[0].name, src.Name, err)
-	}
-	b.sources[name] = updated
-	t1, err := await(ch, fmt.Sprintf("%s: address %s of %s", b.members[2].name, ip, name))
-	return float64(t1.Sub(t0).Microseconds()) / 1000, err
-}
-
-// hop is the floor of propagate: a plain client writes in the first cluster, sees it by watch,
-// writes in the last cluster and sees that by watch; no engine in between.
-func (b *bench) hop(ctx context.Context, j int, seers map[string]*seer) (float64, error) {
-	a, z := b.members[0], b.members[2]
-	token := "t" + strconv.Itoa(j)
-	chA, chZ := seers[a.name+"/floor"].await(token), seers[z.name+"/floor"].await(token)
-	write := func(m *member) error {
-		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hop"}, Data: map[string]string{"token": token}}
-		_, err := m.same.CoreV1().ConfigMaps(floorNS).Update(ctx, cm, metav1.UpdateOptions{})
-		return err
-	}
-	t0 := time.Now()
-	if err := write(a); err != nil {
-		return 0, err
-	}
-	if _, err := await(chA, a.name+": floor token"); err != nil {
-		return 0, err
-	}
-	if err := write(z); err != nil {
-		return 0, err
-	}
-	t1, err := await(chZ, z.name+": floor token")
-	return float64(t1.Sub(t0).Microseconds()) / 1000, err
-}
-
-func parallel(workers, n int, f func(int) error) error {
-	var mu sync.Mutex
-	var errs []error
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				if err := f(i); err != nil {
-					mu.Lock()
-					errs = append(errs, err)
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
-	return errors.Join(errs...)
-}
-
-func percentile(xs []float64, p float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	if len(s) == 0 {
-		return 0
-	}
-	i := int(float64(len(s))*p/100+0.999999) - 1
-	if i < 0 {
-		i = 0
-	}
-	return s[min(i, len(s)-1)]
-}
-
-func peakRSS(pid int) (float64, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")))
-			return float64(kb) / 1024, err
-		}
-	}
-	return 0, errors.New("no VmHWM in /proc status")
 }

@@ -97,12 +97,16 @@ func start(ctx context.Context, f informers.SharedInformerFactory, inf cache.Sha
 	return s, nil
 }
 
-// await returns when the token was seen, or fails after timeout.
+// awaitTimeout bounds one propagation or floor sample; the busy phase raises it, since a change
+// then waits behind everything queued before it.
+var awaitTimeout = 30 * time.Second
+
+// await returns when the token was seen, or fails after awaitTimeout.
 func await(ch chan time.Time, what string) (time.Time, error) {
 	select {
 	case t := <-ch:
 		return t, nil
-	case <-time.After(30 * time.Second):
-		return time.Time{}, fmt.Errorf("%s: not seen within 30s", what)
+	case <-time.After(awaitTimeout):
+		return time.Time{}, fmt.Errorf("%s: not seen within %v", what, awaitTimeout)
 	}
 }

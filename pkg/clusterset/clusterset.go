@@ -91,12 +91,22 @@ func ParseContexts(s string) ([]Ref, error) {
 	return refs, nil
 }
 
+// The client-side rate limit of each member's clients unless the command sets its own (sync's
+// --kube-api-qps and --kube-api-burst).
+const (
+	DefaultQPS   = 50
+	DefaultBurst = 100
+)
+
 // Loader resolves the clusterset from flags, environment and kubeconfig.
 type Loader struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	Flags       *Flags
 	// Timeout bounds the reachability probe of each member (default 10s, or --request-timeout).
 	Timeout time.Duration
+	// QPS and Burst limit each member's clients (0: DefaultQPS, DefaultBurst).
+	QPS   float32
+	Burst int
 }
 
 // Refs returns the clusterset's members. forWrite commands never fall back to "every context":
@@ -157,7 +167,13 @@ func (l *Loader) RESTConfig(ctx string) (*rest.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg.QPS, cfg.Burst = 50, 100
+	cfg.QPS, cfg.Burst = DefaultQPS, DefaultBurst
+	if l.QPS > 0 {
+		cfg.QPS = l.QPS
+	}
+	if l.Burst > 0 {
+		cfg.Burst = l.Burst
+	}
 	cfg.UserAgent = "kubectl-mcs"
 	return cfg, nil
 }

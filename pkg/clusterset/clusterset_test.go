@@ -1,9 +1,13 @@
 package clusterset
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
 )
 
 func TestParseContexts(t *testing.T) {
@@ -32,6 +36,31 @@ func TestParseContexts(t *testing.T) {
 		}
 		if err != nil || !reflect.DeepEqual(got, c.want) {
 			t.Errorf("ParseContexts(%q) = %v, %v; want %v", c.in, got, err, c.want)
+		}
+	}
+}
+
+func TestRESTConfigRateLimit(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "kubeconfig")
+	kc := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\"}\n" +
+		"users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: one\n  context: {cluster: c, user: u}\n"
+	if err := os.WriteFile(path, []byte(kc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	flags := genericclioptions.NewConfigFlags(false)
+	flags.KubeConfig = &path
+	for _, c := range []struct {
+		qps       float32
+		burst     int
+		wantQPS   float32
+		wantBurst int
+	}{{0, 0, DefaultQPS, DefaultBurst}, {500, 1000, 500, 1000}, {7, 0, 7, DefaultBurst}} {
+		cfg, err := (&Loader{ConfigFlags: flags, QPS: c.qps, Burst: c.burst}).RESTConfig("one")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.QPS != c.wantQPS || cfg.Burst != c.wantBurst {
+			t.Errorf("Loader{QPS: %v, Burst: %d}: config has %v/%d, want %v/%d", c.qps, c.burst, cfg.QPS, cfg.Burst, c.wantQPS, c.wantBurst)
 		}
 	}
 }

@@ -12,13 +12,20 @@ CACHE=${KUBECTL_MCS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/kubectl-mcs}
 BIN="$CACHE/bin/krew-$KREW_VERSION"
 export GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
+# Two builds into one cache at once: the second waits for the first's lock (test/testbed/lock.sh),
+# then finds the binaries; temporary files are named for the process.
+mkdir -p "$BIN"
+# shellcheck source=../testbed/lock.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/../testbed/lock.sh"
+trap 'rm -f "$BIN"/*.tmp.$$; cache_unlock' EXIT
+cache_lock "$CACHE/.krew-build.lock" krew-build
 if [ -x "$BIN/kubectl-krew" ] && [ -x "$BIN/validate-krew-manifest" ]; then
   echo "$BIN"
   exit 0
 fi
 echo "krew-build: building krew and validate-krew-manifest $KREW_VERSION into $BIN" >&2
 mod="$CACHE/src/krew-$KREW_VERSION"
-mkdir -p "$mod" "$BIN"
+mkdir -p "$mod"
 cd "$mod"
 if [ ! -f go.sum ]; then
   rm -f go.mod
@@ -37,8 +44,9 @@ GO
   go mod tidy >&2
 fi
 # Unstamped, krew counts as a development build and never checks online for a newer release.
-go build -trimpath -ldflags=-s -o "$BIN/kubectl-krew.tmp" sigs.k8s.io/krew/cmd/krew
-go build -trimpath -ldflags=-s -o "$BIN/validate-krew-manifest.tmp" sigs.k8s.io/krew/cmd/validate-krew-manifest
-mv "$BIN/kubectl-krew.tmp" "$BIN/kubectl-krew"
-mv "$BIN/validate-krew-manifest.tmp" "$BIN/validate-krew-manifest"
+for cmd in krew validate-krew-manifest; do
+  out=$cmd; [ "$cmd" = krew ] && out=kubectl-krew
+  go build -trimpath -ldflags=-s -o "$BIN/$out.tmp.$$" "sigs.k8s.io/krew/cmd/$cmd"
+  mv "$BIN/$out.tmp.$$" "$BIN/$out"
+done
 echo "$BIN"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the pinned control-plane binaries the test bed runs, from the Go module proxy, into a
-# cache outside the repo. Reuses what is already there; safe to run concurrently with itself
-# only if the cache is different.
+# cache outside the repo. Reuses what is already there. Safe to run concurrently on one cache: a
+# lock on the cache serialises builds (a second one waits, then finds the binaries built), and
+# every temporary file is named for its process.
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.3}
@@ -13,6 +14,12 @@ export GOFLAGS=-buildvcs=false CGO_ENABLED=0
 
 mkdir -p "$BIN"
 log() { echo "testbed-build: $*" >&2; }
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=lock.sh
+. "$here/lock.sh"
+# A build that fails or is interrupted leaves no temporary file and no lock behind.
+trap 'rm -f "$BIN"/*.tmp.$$ "$CACHE"/bin/etcd-*.tmp.$$; cache_unlock' EXIT
+cache_lock "$CACHE/.testbed-build.lock" testbed-build
 
 # Kubernetes components: k8s.io/kubernetes replaces its staging modules with local paths, which a
 # dependent module cannot follow, so every one of them is replaced by its published tag.
@@ -49,7 +56,7 @@ GO
   fi
   for b in "${missing[@]}"; do
     log "building $b $K8S_VERSION"
-    (cd "$mod" && go build -tags tools -ldflags=-s -o "$BIN/$b.tmp" "k8s.io/kubernetes/cmd/$b") && mv "$BIN/$b.tmp" "$BIN/$b"
+    (cd "$mod" && go build -tags tools -ldflags=-s -o "$BIN/$b.tmp.$$" "k8s.io/kubernetes/cmd/$b") && mv "$BIN/$b.tmp.$$" "$BIN/$b"
   done
 }
 
@@ -74,7 +81,7 @@ func main() { etcdmain.Main(os.Args) }
 GO
    go mod edit -require "go.etcd.io/etcd/server/v3@$ETCD_VERSION"
    go mod tidy >/dev/null
-   go build -ldflags=-s -o "$out.tmp" . && mv "$out.tmp" "$out")
+   go build -ldflags=-s -o "$out.tmp.$$" . && mv "$out.tmp.$$" "$out")
 }
 
 build_kwok() {

@@ -79,6 +79,9 @@ type Options struct {
 	SyncTimeout        time.Duration
 	Workers            int
 	MetricsAddr        string
+	Profiling          bool
+	KubeAPIQPS         float32
+	KubeAPIBurst       int
 	HealthAddr         string
 	LeaderElect        bool
 	LeaderContext      string
@@ -118,6 +121,9 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	f.DurationVar(&o.SyncTimeout, "cache-sync-timeout", 30*time.Second, "How long to wait for every member's caches before deciding")
 	f.IntVar(&o.Workers, "workers", 4, "Services synced in parallel with --watch")
 	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "Serve Prometheus metrics here with --watch (e.g. :8080; 0 disables)")
+	f.BoolVar(&o.Profiling, "profiling", false, "With --metrics-bind-address, also serve Go's pprof profiles there under /debug/pprof/")
+	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", clusterset.DefaultQPS, "Requests per second to each member's API server (client-side limit)")
+	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", clusterset.DefaultBurst, "Requests each member's client may make in a burst above --kube-api-qps")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "0", "Serve /healthz and /readyz here with --watch (0 disables)")
 	f.BoolVar(&o.LeaderElect, "leader-elect", false, "With --watch, run only while holding a Lease (several replicas, one active)")
 	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease, one of --contexts (default: the first of --contexts). It is used whether or not it is reachable: while it is down nobody leads and the replicas keep retrying")
@@ -135,7 +141,7 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 	if cmd.Flags().Changed("namespace") && !o.AllNamespaces {
 		o.namespace = *o.ConfigFlags.Namespace
 	}
-	loader := &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset}
+	loader := &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset, QPS: o.KubeAPIQPS, Burst: o.KubeAPIBurst}
 	refs, err := loader.Refs(true)
 	if err != nil {
 		return err
@@ -173,6 +179,12 @@ func (o *Options) Validate() error {
 	}
 	if err := clusterset.IDErrors(o.members); err != nil {
 		return err
+	}
+	if err := validateRateLimit(o.KubeAPIQPS, o.KubeAPIBurst); err != nil {
+		return err
+	}
+	if o.Profiling && (o.MetricsAddr == "" || o.MetricsAddr == "0") {
+		return errors.New("--profiling serves on --metrics-bind-address: set it too")
 	}
 	reachable := 0
 	for _, m := range o.members {
@@ -327,7 +339,12 @@ func (o *Options) watch(ctx context.Context) error {
 	metrics := reconciler.NewMetrics(reg)
 	r := reconciler.New(o.members, o.reconcilerOptions(metrics))
 	ready := make(chan struct{})
-	if err := serve(ctx, o.MetricsAddr, "/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{})); err != nil {
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	if o.Profiling {
+		servePprof(mux)
+	}
+	if err := serve(ctx, o.MetricsAddr, "", mux); err != nil {
 		return err
 	}
 	health := http.NewServeMux()

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+const (
+	scaleBeginMark = "<!-- bench-scale:begin (written by make bench-scale) -->"
+	scaleEndMark   = "<!-- bench-scale:end -->"
+)
+
+// renderCurve writes the bench-scale section: one row per run (size, clusters, rate limit), each
+// figure against its floor from the same run, and whether the issue's targets hold.
+func renderCurve(paths []string, markdown string) error {
+	runs, err := readResults(paths)
+	if err != nil {
+		return err
+	}
+	table := curveTables(runs)
+	fmt.Println(table)
+	if markdown == "" {
+		return nil
+	}
+	return rewriteSection(markdown, scaleBeginMark, scaleEndMark, table)
+}
+
+func limit(r *Results) string {
+	s := fmt.Sprintf("%g/%d", r.QPS, r.Burst)
+	if r.QPS == 0 {
+		s = "50/100 (default)"
+	}
+	if r.Workers > 0 {
+		s += fmt.Sprintf(", %d workers", r.Workers)
+	}
+	return s
+}
+
+func curveTables(runs []*Results) string {
+	sort.SliceStable(runs, func(i, j int) bool {
+		if runs[i].Services != runs[j].Services {
+			return runs[i].Services < runs[j].Services
+		}
+		if runs[i].Clusters != runs[j].Clusters {
+			return runs[i].Clusters > runs[j].Clusters
+		}
+		return runs[i].QPS < runs[j].QPS
+	})
+	var s strings.Builder
+	s.WriteString("Each run: N services exported from 2 of the clusters, 2 endpoints per slice, imported by every cluster; " +
+		"floors from the same run. Targets: propagation p50 ≤ 1.5x, converge ≤ 1.2x, 0 idle writes, ≤ 2 KiB RSS per cached endpoint, `status -A` ≤ 2x.\n\n")
+	s.WriteString("**The curve** (ratio to the floor of the same run)\n\n")
+	s.WriteString("| services | clusters | QPS/burst (workers, if not 4) | p50 idle | p50 busy | converge | KiB RSS / endpoint | `status -A` |\n|---|---|---|---|---|---|---|---|\n")
+	for _, r := range runs {
+		p50, busy := ratio(r.PropagationP50, r.FloorP50), ratio(r.BusyP50, r.BusyFloorP50)
+		conv, st := ratio(r.ConvergeS, r.ConvergeFloorS), ratio(r.StatusS, r.StatusFloorS)
+		fmt.Fprintf(&s, "| %d | %d | %s | %.2fx %s | %s | %.2fx %s | %.2f %s | %.2fx %s |\n", r.Services, r.Clusters, limit(r),
+			p50, mark(p50 <= 1.5), busyCell(r, busy), conv, mark(conv <= 1.2), r.RSSPerEndpointKiB, mark(r.RSSPerEndpointKiB <= 2), st, mark(st <= 2))
+	}
+	s.WriteString("\n**The figures**\n\n")
+	s.WriteString("| services | clusters | QPS/burst | run (UTC), load | converge (writes) / floor | p50 / p99 idle, floor | p50 / p99 busy, floor (changes/s) | writes per change idle / busy | idle writes | peak RSS (endpoints) | `status -A` / bare lists |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range runs {
+		floor := fmt.Sprintf("%.1f s", r.ConvergeFloorS)
+		if r.FloorFraction > 0 && r.FloorFraction < 1 {
+			floor += fmt.Sprintf(" (%.0f%% measured)", r.FloorFraction*100)
+		}
+		fmt.Fprintf(&s, "| %d | %d | %s | %s, %s | %.1f s (%d) / %s | %.1f / %.1f ms, %.1f / %.1f | %s | %.2f / %s | %d in %.0f s | %.0f MiB (%d) | %.2f s / %.2f s |\n",
+			r.Services, r.Clusters, limit(r), strings.TrimSuffix(r.Date, "Z"), r.Load,
+			r.ConvergeS, r.ConvergeWrites, floor,
+			r.PropagationP50, r.PropagationP99, r.FloorP50, r.FloorP99, busyFigures(r),
+			r.WritesPerChange, orDash(r.BusyWritesPerChange, r.BusyRate > 0),
+			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.CachedEndpoints, r.StatusS, r.StatusFloorS)
+	}
+	return s.String()
+}
+
+func mark(ok bool) string {
+	if ok {
+		return "✓"
+	}
+	return "✗"
+}
+
+func busyCell(r *Results, busy float64) string {
+	if r.BusyRate == 0 || r.BusyError != "" {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", busy)
+}
+
+func busyFigures(r *Results) string {
+	if r.BusyError != "" {
+		return "failed: " + r.BusyError
+	}
+	if r.BusyRate == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f / %.1f ms, %.1f / %.1f (%.0f changes/s, sync wrote %.0f/s; %d samples)", r.BusyP50, r.BusyP99, r.BusyFloorP50, r.BusyFloorP99, r.BusyRate, r.BusyWritesPerS, r.BusySamples)
+}
+
+func orDash(v float64, ok bool) string {
+	if !ok {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f", v)
+}

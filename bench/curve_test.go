@@ -1,0 +1,74 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestCurveTables(t *testing.T) {
+	runs := []*Results{
+		{Services: 3000, Clusters: 5, QPS: 500, Burst: 1000, Workers: 16, PropagationP50: 30, FloorP50: 20,
+			ConvergeS: 110, ConvergeFloorS: 100, RSSPerEndpointKiB: 1.5, StatusS: 3, StatusFloorS: 2,
+			BusyRate: 100, BusyP50: 90, BusyFloorP50: 30},
+		{Services: 1000, Clusters: 5, PropagationP50: 88, FloorP50: 39, ConvergeS: 765, ConvergeFloorS: 207,
+			RSSPerEndpointKiB: 19.1, StatusS: 13.3, StatusFloorS: 2.8, BusyError: "churn: 3 of its changes failed"},
+	}
+	out := curveTables(runs)
+	rows := strings.Split(out, "\n")
+	var curve []string
+	for _, r := range rows {
+		if strings.HasPrefix(r, "| 1000 ") || strings.HasPrefix(r, "| 3000 ") {
+			curve = append(curve, r)
+		}
+	}
+	if len(curve) != 4 {
+		t.Fatalf("want two rows in each table, got %d:\n%s", len(curve), out)
+	}
+	// Sorted by size; each ratio judged against its target.
+	for _, want := range []struct{ row, has string }{
+		{curve[0], "| 1000 | 5 | 50/100 (default) | 2.26x ✗ | - | 3.70x ✗ | 19.10 ✗ | 4.75x ✗ |"},
+		{curve[1], "| 3000 | 5 | 500/1000, 16 workers | 1.50x ✓ | 3.00x | 1.10x ✓ | 1.50 ✓ | 1.50x ✓ |"},
+		{curve[2], "failed: churn: 3 of its changes failed"},
+		{curve[3], "(100 changes/s"},
+	} {
+		if !strings.Contains(want.row, want.has) {
+			t.Errorf("row %q lacks %q", want.row, want.has)
+		}
+	}
+}
+
+func TestRewriteSectionKeepsTheOther(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "B.md")
+	start := "# B\n" + beginMark + "\nold bench\n" + endMark + "\n"
+	if err := os.WriteFile(path, []byte(start), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"curve one\n", "curve two\n"} {
+		if err := rewriteSection(path, scaleBeginMark, scaleEndMark, table); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, _ := os.ReadFile(path)
+	got := string(data)
+	if !strings.Contains(got, "old bench") || strings.Contains(got, "curve one") || strings.Count(got, "curve two") != 1 {
+		t.Errorf("sections mixed up:\n%s", got)
+	}
+}
+
+func TestConvergePolling(t *testing.T) {
+	for _, c := range []struct {
+		services, clusters int
+		every              time.Duration
+	}{{200, 3, 20 * time.Millisecond}, {1000, 5, 100 * time.Millisecond}, {10000, 5, time.Second}} {
+		every, limit := convergePolling(c.services, c.clusters)
+		if every != c.every {
+			t.Errorf("%d services x %d clusters: every %v, want %v", c.services, c.clusters, every, c.every)
+		}
+		if limit < 10*time.Minute {
+			t.Errorf("%d services x %d clusters: limit %v under the 10 min floor", c.services, c.clusters, limit)
+		}
+	}
+}

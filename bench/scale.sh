@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# make bench-scale: runs the benchmark (go run ./bench) once per entry of BENCH_SCALE_RUNS, each on
+# a fresh test bed of its own (TESTBED_DIR), keeps each run's figures in bench/scale/, then
+# renders the curve of every results file there into BENCHMARKS.md.
+#
+# An entry is SERVICES:CLUSTERS:QPS[:BURST[:WORKERS]]; QPS "default" runs sync with its default
+# limit (50/100), BURST defaults to twice QPS, WORKERS (sync's --workers, and the write floor's
+# requests in flight per cluster) to 4. The services are exported from 2 of the clusters, 2
+# endpoints per slice.
+set -euo pipefail
+
+: "${TESTBED_DIR:?}" "${BINARY:?}"
+RUNS=${BENCH_SCALE_RUNS:-1000:5:500 1000:5:default 3000:5:500 10000:5:500}
+BUSY_RATE=${BENCH_SCALE_BUSY_RATE:-100}
+FLOOR_FRACTION=${BENCH_SCALE_FLOOR_FRACTION:-1}
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+cd "$(dirname "$here")"
+repo=$(dirname "$here")
+out="$repo/bench/scale"
+mkdir -p "$out/profiles"
+export TESTBED_DIR
+trap 'bash "$repo/test/testbed/testbed.sh" down' EXIT
+
+go build -o "$out/bench.$$" ./bench
+for run in $RUNS; do
+  IFS=: read -r services clusters qps burst workers <<<"$run"
+  workers=${workers:-4}
+  members=()
+  for ((i = 1; i <= clusters; i++)); do members+=("member$i"); done
+  limit=()
+  name="$services-c$clusters-qps$qps"
+  [ "$workers" = 4 ] || name+="-w$workers"
+  if [ "$qps" != default ]; then limit=(-kube-api-qps "$qps" -kube-api-burst "${burst:-$((2 * qps))}"); fi
+  echo "bench-scale: $services services, $clusters clusters, QPS $qps, $workers workers" >&2
+  bash "$repo/test/testbed/testbed.sh" down >/dev/null 2>&1 || true
+  bash "$repo/test/testbed/testbed.sh" up "${members[@]}"
+  "$out/bench.$$" -scale -kubeconfig "$TESTBED_DIR/kubeconfig" -binary "$BINARY" \
+    -contexts "$(IFS=,; echo "${members[*]}")" -services "$services" -status-services "$services" \
+    -busy-rate "$BUSY_RATE" -floor-fraction "$FLOOR_FRACTION" -workers "$workers" "${limit[@]}" \
+    -profile-dir "$out/profiles" -out "$out/$name.json" -markdown ""
+  cp bench/sync.log "$out/profiles/$name-sync.log" 2>/dev/null || true
+done
+bash "$repo/test/testbed/testbed.sh" down
+rm -f "$out/bench.$$"
+go run ./bench -curve "$(ls "$out"/*.json | paste -sd, -)" -markdown "$repo/BENCHMARKS.md"
