@@ -1,6 +1,7 @@
 package member
 
 import (
+	"errors"
 	"slices"
 	"testing"
 
@@ -46,5 +47,32 @@ func TestKeys(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Errorf("keys(%q) = %v, want %v", ns, got, want)
 		}
+	}
+}
+
+// A member turns unreachable only after ProbeFailures failed probes in a row, and reachable at
+// the first answer; the time it turned unreachable is kept for eviction.
+func TestProbedNeedsFailuresInARow(t *testing.T) {
+	m, err := Joined(&clusterset.Member{Ref: clusterset.Ref{Context: "m", ID: "m"}}, "v1beta1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := errors.New("connection refused")
+	for i := 1; i < ProbeFailures; i++ {
+		if m.Probed(down) || !m.State().Reachable {
+			t.Fatalf("unreachable after %d failures", i)
+		}
+	}
+	if m.Probed(nil) || !m.State().Reachable {
+		t.Fatal("an answer between failures changed reachability")
+	}
+	for i := 1; i < ProbeFailures; i++ {
+		m.Probed(down)
+	}
+	if !m.Probed(down) || m.State().Reachable || m.State().Since.IsZero() || m.State().Unreachable() == "" {
+		t.Fatalf("not unreachable after %d failures in a row: %+v", ProbeFailures, m.State())
+	}
+	if !m.Probed(nil) || !m.State().Reachable {
+		t.Fatal("not reachable again at the first answer")
 	}
 }

@@ -69,7 +69,9 @@ func TestObserveMembership(t *testing.T) {
 
 	// Unreachable past the timeout: evicted.
 	r.now = func() time.Time { return time.Now().Add(2 * time.Minute) }
-	r.clusters[1].Probed(errors.New("connection refused"))
+	for range member.ProbeFailures {
+		r.clusters[1].Probed(errors.New("connection refused"))
+	}
 	if obs, _ := r.observe("demo", "serve"); strings.Join(obs.Evicted, ",") != "m2" {
 		t.Errorf("evicted %v, want m2", obs.Evicted)
 	}
