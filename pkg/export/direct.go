@@ -40,11 +40,9 @@ func (s *Spec) Plan(ctx context.Context) ([]apply.Item, error) {
 			}
 			continue
 		}
-		version := s.MCSAPIVersion
-		if version == "" {
-			if version, err = mcsapi.ServedVersion(m.Discovery); err != nil {
-				return nil, fmt.Errorf("cluster %q: %w", m.ID, err)
-			}
+		version, err := s.versionIn(m)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q: %w", m.ID, err)
 		}
 		se := mcsapi.ServiceExport(version, s.Namespace, s.Service, s.Labels, s.Annotations)
 		schemas, err := loadSchemas(ctx, m.ID, m.Dynamic, version)
@@ -75,16 +73,23 @@ func (t *Target) Owned(ctx context.Context) ([]apply.Item, error) {
 	}
 	var items []apply.Item
 	for _, m := range members {
-		version := t.MCSAPIVersion
-		if version == "" {
-			if version, err = mcsapi.ServedVersion(m.Discovery); err != nil {
-				continue // no CRDs, nothing of ours to remove
-			}
+		version, err := t.versionIn(m)
+		if err != nil {
+			continue // no CRDs, nothing of ours to remove
 		}
 		se := mcsapi.ServiceExport(version, t.Namespace, t.Service, nil, nil)
 		items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.GVR(version, mcsapi.ServiceExports), Object: se})
 	}
 	return items, nil
+}
+
+// versionIn is the mcs-api version written in a member: the one asked for, else the one it
+// serves.
+func (t *Target) versionIn(m *clusterset.Member) (string, error) {
+	if t.MCSAPIVersion != "" {
+		return t.MCSAPIVersion, nil
+	}
+	return mcsapi.ServedVersion(m.Discovery)
 }
 
 // members connects the clusterset, all of it reachable, and returns the members in --providers
