@@ -2,8 +2,6 @@ package cmd
 
 import (
 	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
@@ -13,8 +11,8 @@ import (
 // clusterset, ...). Only this package, which wires the tree, imports them all.
 func TestCommandsAreIndependent(t *testing.T) {
 	const root = "github.com/kubectl-mcs/kubectl-mcs/pkg/cmd"
-	gobin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	out, err := exec.Command(gobin, "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, root+"/...").CombinedOutput()
+	// go test puts its own toolchain first on PATH.
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, root+"/...").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go list: %v\n%s", err, out)
 	}
