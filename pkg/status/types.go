@@ -10,6 +10,7 @@ package status
 import (
 	"encoding/json"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -22,18 +23,13 @@ const (
 )
 
 // ClusterState says whether a member could be read.
-type ClusterState string
+type ClusterState = snapshot.State
 
 const (
-	// ClusterReachable: every resource was read.
-	ClusterReachable ClusterState = "Reachable"
-	// ClusterUnreachable: the apiserver did not answer (with --watch: the objects shown for it
-	// are the last ones seen).
-	ClusterUnreachable ClusterState = "Unreachable"
-	// ClusterNoCRDs: the cluster serves neither v1beta1 nor v1alpha1 of multicluster.x-k8s.io.
-	ClusterNoCRDs ClusterState = "NoCRDs"
-	// ClusterError: the apiserver answered but a list failed (e.g. forbidden); see message.
-	ClusterError ClusterState = "Error"
+	ClusterReachable   = snapshot.Reachable
+	ClusterUnreachable = snapshot.Unreachable
+	ClusterNoCRDs      = snapshot.NoCRDs
+	ClusterError       = snapshot.Error
 )
 
 // Health sums a row up. Anything but Healthy is marked in the table.

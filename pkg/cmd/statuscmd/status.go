@@ -1,6 +1,6 @@
 // Package status implements `kubectl mcs status`: the multi-cluster view of services, read from
 // every member of the clusterset (or from a Karmada control plane with --karmada).
-package status
+package statuscmd
 
 import (
 	"context"
@@ -24,6 +24,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -187,7 +188,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return o.watch(ctx)
 	}
 	start := time.Now()
-	clusters := readClusterset(ctx, o.members, o.namespace, o.Service, o.ChunkSize)
+	clusters := member.Read(ctx, o.members, o.namespace, o.Service, o.ChunkSize)
 	read := time.Now()
 	o.warn(clusters, nil)
 	if err := nothingRead(clusters); err != nil {

@@ -1,11 +1,9 @@
-package status
+package member
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
 	"sync"
@@ -16,13 +14,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
@@ -33,8 +31,8 @@ import (
 
 var clusterPropagationPolicies = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "clusterpropagationpolicies"}
 
-// controlPlane is the Karmada control plane's clients and what it serves.
-type controlPlane struct {
+// ControlPlane is a Karmada control plane's clients and what it serves, for status.
+type ControlPlane struct {
 	name string
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
@@ -42,13 +40,14 @@ type controlPlane struct {
 	mcs, exports, imports, pps, cpps *schema.GroupVersionResource
 }
 
-// connectKarmada builds the clients of the --context cluster and finds what it serves.
-func (o *Options) connectKarmada() (*controlPlane, error) {
-	cp := &controlPlane{name: o.controlPlaneName()}
-	cfg, err := o.ConfigFlags.ToRESTConfig()
-	if err != nil {
-		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
+// ConnectControlPlane builds the clients of the control plane that output names name, and finds
+// what it serves.
+func ConnectControlPlane(name string, cfg *rest.Config, cfgErr error) (*ControlPlane, error) {
+	cp := &ControlPlane{name: name}
+	if cfgErr != nil {
+		return nil, fmt.Errorf("cluster %q: %w", cp.name, cfgErr)
 	}
+	var err error
 	if cp.kube, err = protobufClient(cfg); err != nil {
 		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
 	}
@@ -101,19 +100,8 @@ func (o *Options) connectKarmada() (*controlPlane, error) {
 	return cp, nil
 }
 
-// controlPlaneName is how output and errors name the control plane: its context.
-func (o *Options) controlPlaneName() string {
-	if c := o.ConfigFlags.Context; c != nil && *c != "" {
-		return *c
-	}
-	if raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil && raw.CurrentContext != "" {
-		return raw.CurrentContext
-	}
-	return "karmada"
-}
-
-// read lists every resource once, concurrently.
-func (cp *controlPlane) read(ctx context.Context, ns string, chunk int64) (status.KarmadaInput, error) {
+// Read lists every resource once, concurrently.
+func (cp *ControlPlane) Read(ctx context.Context, ns string, chunk int64) (status.KarmadaInput, error) {
 	in := status.KarmadaInput{ControlPlane: cp.name}
 	var (
 		wg   sync.WaitGroup
@@ -184,86 +172,16 @@ func (cp *controlPlane) read(ctx context.Context, ns string, chunk int64) (statu
 	return in, nil
 }
 
-func (o *Options) runKarmada(ctx context.Context) error {
-	cp, err := o.connectKarmada()
-	if err != nil {
-		return err
-	}
-	in, err := cp.read(ctx, o.namespace, o.ChunkSize)
-	if err != nil {
-		return err
-	}
-	l := status.BuildKarmada(in)
-	if err := o.filterKarmada(l); err != nil {
-		return err
-	}
-	return o.printKarmada(o.Out, l)
-}
-
-// filterKarmada keeps the objects of the one service asked for.
-func (o *Options) filterKarmada(l *status.KarmadaServiceStatusList) error {
-	if o.Service == "" {
-		return nil
-	}
-	keep := func(ns, name string) bool { return ns == o.namespace && name == o.Service }
-	var mcs []status.KarmadaMCSStatus
-	for _, m := range l.MultiClusterServices {
-		if keep(m.Namespace, m.Name) {
-			mcs = append(mcs, m)
-		}
-	}
-	filter := func(in []status.KarmadaObjectStatus) []status.KarmadaObjectStatus {
-		out := []status.KarmadaObjectStatus{}
-		for _, s := range in {
-			if keep(s.Namespace, s.Name) {
-				out = append(out, s)
-			}
-		}
-		return out
-	}
-	l.MultiClusterServices = append([]status.KarmadaMCSStatus{}, mcs...)
-	l.ServiceExports, l.ServiceImports = filter(l.ServiceExports), filter(l.ServiceImports)
-	if !o.Watch && len(l.MultiClusterServices)+len(l.ServiceExports)+len(l.ServiceImports) == 0 {
-		return fmt.Errorf("cluster %q: no MultiClusterService, ServiceExport or ServiceImport %s/%s on the Karmada control plane", l.ControlPlane, o.namespace, o.Service)
-	}
-	return nil
-}
-
-func (o *Options) printKarmada(w io.Writer, l *status.KarmadaServiceStatusList) error {
-	if o.printer != nil {
-		return o.printer.PrintObj(l, w)
-	}
-	po := o.printOptions()
-	if o.Service != "" {
-		return status.DescribeKarmada(w, l, po)
-	}
-	if len(l.MultiClusterServices)+len(l.ServiceExports)+len(l.ServiceImports) == 0 {
-		_, err := fmt.Fprintln(o.ErrOut, o.noneFound("MultiClusterServices, ServiceExports or ServiceImports"))
-		return err
-	}
-	return status.PrintKarmada(w, l, po)
-}
-
-// watchKarmada keeps informers on the control plane and redraws whenever anything changes.
-func (o *Options) watchKarmada(ctx context.Context) error {
-	cp, err := o.connectKarmada()
-	if err != nil {
-		return err
-	}
-	changed := make(chan struct{}, 1)
-	notify := func() {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	}
+// Watch keeps informers on the control plane until ctx ends, calling notify on every change;
+// the function it returns reads them.
+func (cp *ControlPlane) Watch(ctx context.Context, ns string, notify func()) (func() status.KarmadaInput, error) {
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { notify() },
 		UpdateFunc: func(any, any) { notify() },
 		DeleteFunc: func(any) { notify() },
 	}
-	kf := informers.NewSharedInformerFactoryWithOptions(cp.kube, 0, informers.WithNamespace(o.namespace))
-	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(cp.dyn, 0, o.namespace, nil)
+	kf := informers.NewSharedInformerFactoryWithOptions(cp.kube, 0, informers.WithNamespace(ns))
+	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(cp.dyn, 0, ns, nil)
 	cdf := dynamicinformer.NewDynamicSharedInformerFactory(cp.dyn, 0)
 	svcInf := kf.Core().V1().Services()
 	listers := map[*schema.GroupVersionResource]cache.GenericLister{}
@@ -281,7 +199,7 @@ func (o *Options) watchKarmada(ctx context.Context) error {
 	var synced []cache.InformerSynced
 	for _, inf := range infs {
 		if _, err := inf.AddEventHandler(h); err != nil {
-			return err
+			return nil, err
 		}
 		synced = append(synced, inf.HasSynced)
 	}
@@ -289,7 +207,7 @@ func (o *Options) watchKarmada(ctx context.Context) error {
 	df.Start(ctx.Done())
 	cdf.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("cluster %q: caches not synced", cp.name)
+		return nil, fmt.Errorf("cluster %q: caches not synced", cp.name)
 	}
 	objs := func(gvr *schema.GroupVersionResource) []*unstructured.Unstructured {
 		if gvr == nil {
@@ -304,7 +222,7 @@ func (o *Options) watchKarmada(ctx context.Context) error {
 		}
 		return out
 	}
-	snapshot := func() (runtime.Object, error) {
+	return func() status.KarmadaInput {
 		in := status.KarmadaInput{ControlPlane: cp.name, MultiClusterServices: objs(cp.mcs),
 			ServiceExports: objs(cp.exports), ServiceImports: objs(cp.imports),
 			Policies: append(objs(cp.pps), objs(cp.cpps)...)}
@@ -312,11 +230,6 @@ func (o *Options) watchKarmada(ctx context.Context) error {
 		for _, s := range svcs {
 			in.Services = append(in.Services, types.NamespacedName{Namespace: s.Namespace, Name: s.Name})
 		}
-		l := status.BuildKarmada(in)
-		_ = o.filterKarmada(l)
-		return l, nil
-	}
-	return o.redraw(ctx, changed, snapshot, func(w *bytes.Buffer, obj runtime.Object) error {
-		return o.printKarmada(w, obj.(*status.KarmadaServiceStatusList))
-	})
+		return in
+	}, nil
 }

@@ -1,67 +1,52 @@
-package status
+package member
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
-// readClusterset reads every member concurrently: each resource is listed once per member (in
+// Read reads every member concurrently: each resource is listed once per member (in
 // chunks), and the join happens in memory, so the number of API calls does not grow with the
 // number of services.
-func readClusterset(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []status.Cluster {
-	out := make([]status.Cluster, len(members))
+func Read(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []snapshot.Cluster {
+	out := make([]snapshot.Cluster, len(members))
 	var wg sync.WaitGroup
 	for i, m := range members {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = readMember(ctx, m, ns, service, chunk)
+			out[i] = read(ctx, m, ns, service, chunk)
 		}()
 	}
 	wg.Wait()
 	return out
 }
 
-// protobufClient is a clientset for the built-in types speaking protobuf, several times cheaper
-// to decode than JSON for long lists of Services and EndpointSlices.
-func protobufClient(cfg *rest.Config) (kubernetes.Interface, error) {
-	c := rest.CopyConfig(cfg)
-	c.ContentType = runtime.ContentTypeProtobuf
-	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
-	return kubernetes.NewForConfig(c)
-}
-
-// readMember lists what status needs from one member, all lists at once.
-func readMember(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) status.Cluster {
-	c := status.Cluster{ID: m.ID, Context: m.Context}
+// read lists what status needs from one member, all lists at once.
+func read(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) snapshot.Cluster {
+	c := snapshot.Cluster{ID: m.ID, Context: m.Context}
 	if m.Err != nil {
-		c.State, c.Message = status.ClusterUnreachable, m.Err.Error()
+		c.State, c.Message = snapshot.Unreachable, m.Err.Error()
 		return c
 	}
 	kc, err := protobufClient(m.Config)
 	if err != nil {
-		c.State, c.Message = status.ClusterError, err.Error()
+		c.State, c.Message = snapshot.Error, err.Error()
 		return c
 	}
 	rc := m.Client.CoreV1().RESTClient()
@@ -186,15 +171,15 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 
 	switch {
 	case len(errs) > 0:
-		sort.Strings(errs)
-		c = status.Cluster{ID: c.ID, Context: c.Context, State: status.ClusterError, Message: strings.Join(errs, "; ")}
+		slices.Sort(errs)
+		c = snapshot.Cluster{ID: c.ID, Context: c.Context, State: snapshot.Error, Message: strings.Join(errs, "; ")}
 		if allUnreachable(errs) {
-			c.State = status.ClusterUnreachable
+			c.State = snapshot.Unreachable
 		}
 	case noCRDs:
-		c = status.Cluster{ID: c.ID, Context: c.Context, State: status.ClusterNoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
+		c = snapshot.Cluster{ID: c.ID, Context: c.Context, State: snapshot.NoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
 	default:
-		c.State = status.ClusterReachable
+		c.State = snapshot.Reachable
 	}
 	return c
 }
@@ -207,64 +192,4 @@ func allUnreachable(errs []string) bool {
 		}
 	}
 	return true
-}
-
-// listAll lists in chunks of chunk objects (0: one request), starting over without chunks when
-// the continue token expires, as kubectl does.
-func listAll[T any](ctx context.Context, chunk int64, opts metav1.ListOptions, list func(context.Context, metav1.ListOptions) ([]T, string, error)) ([]T, error) {
-	opts.Limit = chunk
-	var out []T
-	for {
-		items, cont, err := list(ctx, opts)
-		if apierrors.IsResourceExpired(err) && opts.Continue != "" {
-			opts.Limit, opts.Continue, out = 0, "", nil
-			continue
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, items...)
-		if cont == "" {
-			return out, nil
-		}
-		opts.Continue = cont
-	}
-}
-
-func pointers[T any](items []T) []*T {
-	out := make([]*T, len(items))
-	for i := range items {
-		out[i] = &items[i]
-	}
-	return out
-}
-
-// listMCS lists ServiceExports or ServiceImports of any served version straight into v1beta1
-// objects (the fields status reads are the same in v1alpha1). Custom resources only speak JSON;
-// decoding it into the typed list directly, rather than through unstructured maps, is what keeps
-// a thousand-service list fast.
-func listMCS[T any](ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, ns string, base metav1.ListOptions, chunk int64) ([]*T, error) {
-	items, err := listAll(ctx, chunk, base, func(ctx context.Context, o metav1.ListOptions) ([]T, string, error) {
-		req := rc.Get().AbsPath("/apis", gvr.Group, gvr.Version)
-		if ns != "" {
-			req = req.Namespace(ns)
-		}
-		req = req.Resource(gvr.Resource).SpecificallyVersionedParams(&o, metav1.ParameterCodec, metav1.SchemeGroupVersion)
-		body, err := req.SetHeader("Accept", runtime.ContentTypeJSON).DoRaw(ctx)
-		if err != nil {
-			return nil, "", err
-		}
-		var l struct {
-			metav1.ListMeta `json:"metadata"`
-			Items           []T `json:"items"`
-		}
-		if err := json.Unmarshal(body, &l); err != nil {
-			return nil, "", fmt.Errorf("decoding %s: %w", gvr.Resource, err)
-		}
-		return l.Items, l.Continue, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return pointers(items), nil
 }
