@@ -18,9 +18,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
-	"sigs.k8s.io/yaml"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 )
 
 // Item is one object in one cluster.
@@ -47,14 +47,15 @@ func (it Item) resource() dynamic.ResourceInterface {
 type Flags struct {
 	DryRun       cmdutil.DryRunStrategy
 	FieldManager string
-	Output       string
+	Print        printers.OutputFlags
 }
 
-// AddFlags registers --dry-run, --field-manager and -o.
+// AddFlags registers --dry-run, --field-manager and -o (f.Print's formats: json, yaml and name
+// unless set).
 func AddFlags(cmd *cobra.Command, f *Flags) {
 	cmdutil.AddDryRunFlag(cmd)
 	cmd.Flags().StringVar(&f.FieldManager, "field-manager", names.FieldManager, "Name of the manager used to track field ownership (server-side apply).")
-	cmd.Flags().StringVarP(&f.Output, "output", "o", "", "Output format. One of: (json, yaml, name).")
+	f.Print.AddFlags(cmd)
 }
 
 // Complete reads --dry-run from the command.
@@ -65,12 +66,17 @@ func (f *Flags) Complete(cmd *cobra.Command) error {
 }
 
 // Validate checks the output format.
-func (f *Flags) Validate() error {
-	switch f.Output {
-	case "", "name", "yaml", "json":
-		return nil
+func (f *Flags) Validate() error { return f.Print.Validate() }
+
+// Operation is how output names what was done to an object, dry run included, as kubectl does.
+func (f *Flags) Operation(op string) string {
+	switch f.DryRun {
+	case cmdutil.DryRunClient:
+		return op + " (dry run)"
+	case cmdutil.DryRunServer:
+		return op + " (server dry run)"
 	}
-	return fmt.Errorf("--output %q: must be one of json, yaml, name", f.Output)
+	return op
 }
 
 // Partition splits items into those that are absent or ours and those that exist without our
@@ -109,7 +115,7 @@ func CheckOwnership(ctx context.Context, items []Item) error {
 // Apply server-side applies every item (or only prints it under --dry-run=client) and prints
 // the result in the chosen format.
 func (f *Flags) Apply(ctx context.Context, out io.Writer, items []Item) error {
-	var printed []Item
+	var printed []printers.Written
 	for _, it := range items {
 		res := it.Object
 		if f.DryRun != cmdutil.DryRunClient {
@@ -127,12 +133,14 @@ func (f *Flags) Apply(ctx context.Context, out io.Writer, items []Item) error {
 				return fmt.Errorf("%s: %w", it.Ref(), err)
 			}
 		}
-		printed = append(printed, Item{Cluster: it.Cluster, GVR: it.GVR, Object: res})
-		if f.Output == "" || f.Output == "name" {
-			f.printLine(out, it, "serverside-applied")
+		printed = append(printed, printers.Written{Cluster: it.Cluster, Resource: resourceName(it.GVR), Object: res})
+		if !f.Print.Documents() {
+			if err := f.Print.PrintLine(out, it.written(), f.Operation("serverside-applied")); err != nil {
+				return err
+			}
 		}
 	}
-	return f.printObjects(out, printed)
+	return f.Print.PrintObjects(out, printed)
 }
 
 // Delete removes items that exist and carry our label; others are reported and left alone.
@@ -158,61 +166,15 @@ func (f *Flags) Delete(ctx context.Context, out, errOut io.Writer, items []Item)
 				return fmt.Errorf("%s: %w", it.Ref(), err)
 			}
 		}
-		f.printLine(out, it, "deleted")
-	}
-	return nil
-}
-
-func (f *Flags) printLine(out io.Writer, it Item, op string) {
-	name := resourceName(it.GVR) + "/" + it.Object.GetName()
-	if f.Output == "name" {
-		fmt.Fprintln(out, name)
-		return
-	}
-	switch f.DryRun {
-	case cmdutil.DryRunClient:
-		op += " (dry run)"
-	case cmdutil.DryRunServer:
-		op += " (server dry run)"
-	}
-	ns := ""
-	if n := it.Object.GetNamespace(); n != "" {
-		ns = " -n " + n
-	}
-	fmt.Fprintf(out, "%s: %s %s%s\n", it.Cluster, name, op, ns)
-}
-
-// printObjects writes yaml documents, each headed by a comment naming its cluster, or one JSON
-// List, in the order applied.
-func (f *Flags) printObjects(out io.Writer, items []Item) error {
-	switch f.Output {
-	case "yaml":
-		for _, it := range items {
-			b, err := yaml.Marshal(clean(it.Object).Object)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "---\n# cluster: %s\n%s", it.Cluster, b)
-		}
-	case "json":
-		list := map[string]any{"apiVersion": "v1", "kind": "List", "items": []any{}}
-		for _, it := range items {
-			list["items"] = append(list["items"].([]any), clean(it.Object).Object)
-		}
-		b, err := json.MarshalIndent(list, "", "    ")
-		if err != nil {
+		if err := f.Print.PrintLine(out, it.written(), f.Operation("deleted")); err != nil {
 			return err
 		}
-		fmt.Fprintln(out, string(b))
 	}
 	return nil
 }
 
-// clean drops managedFields, as kubectl does by default.
-func clean(u *unstructured.Unstructured) *unstructured.Unstructured {
-	c := u.DeepCopy()
-	unstructured.RemoveNestedField(c.Object, "metadata", "managedFields")
-	return c
+func (it Item) written() printers.Written {
+	return printers.Written{Cluster: it.Cluster, Resource: resourceName(it.GVR), Object: it.Object}
 }
 
 // singular maps the plural resources we write to kubectl's singular names.

@@ -64,10 +64,10 @@ func (o *Options) Validate() error {
 	default:
 		return fmt.Errorf("--member-credentials %q: must be serviceaccount or current", o.MemberCredentials)
 	}
-	switch o.Write.Output {
+	switch o.Write.Print.Format {
 	case "", "yaml", "json":
 	default:
-		return fmt.Errorf("--output %q: --print-manifests prints yaml or json", o.Write.Output)
+		return fmt.Errorf("--output %q: --print-manifests prints yaml or json", o.Write.Print.Format)
 	}
 	if o.Host == "" {
 		return errors.New("--print-manifests: no host cluster: pass --context, the cluster that runs the Deployment")
@@ -134,8 +134,8 @@ func (o *Options) Run(ctx context.Context) error {
 		return err
 	}
 	w := o.Write
-	if w.Output == "" {
-		w.Output = "yaml"
+	if w.Print.Format == "" {
+		w.Print.Format = "yaml"
 	}
 	if !o.Apply && w.DryRun != cmdutil.DryRunServer {
 		w.DryRun = cmdutil.DryRunClient // printing only
@@ -145,8 +145,8 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	if o.Apply && o.Write.Output == "" {
-		w.Output = ""
+	if o.Apply && o.Write.Print.Format == "" {
+		w.Print.Format = ""
 	}
 	return w.Apply(ctx, o.Out, items)
 }
@@ -171,7 +171,7 @@ func (o *Options) serviceAccounts(ctx context.Context, cfg Config) (map[string][
 		}
 	}
 	w := o.Write
-	w.Output = "" // progress lines on stderr; stdout holds the manifests
+	w.Print.Format = "" // progress lines on stderr; stdout holds the manifests
 	if err := w.Apply(ctx, o.ErrOut, all); err != nil {
 		return nil, err
 	}

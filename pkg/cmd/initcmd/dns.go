@@ -153,8 +153,8 @@ func (o *Options) runDNS(ctx context.Context) error {
 	if !o.DNS.Enable {
 		op = "configured (clusterset DNS removed)"
 	}
-	if err := o.Write.Print(o.Out, done, op); err != nil {
+	if err := o.Write.Report(o.Out, done, op); err != nil {
 		return err
 	}
-	return o.Write.Print(o.Out, same, "unchanged")
+	return o.Write.Report(o.Out, same, "unchanged")
 }

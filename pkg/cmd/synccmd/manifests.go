@@ -6,7 +6,6 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/dynamic"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
 )
@@ -30,7 +29,7 @@ func (o *Options) completeInstall(cmd *cobra.Command, loader *clusterset.Loader)
 	}
 	o.install = &install.Options{
 		Flags: o.Install, Raw: raw, Host: host, Members: o.members, LeaseContext: o.LeaderContext,
-		Write: apply.Flags{DryRun: o.DryRun, FieldManager: o.FieldManager, Output: o.Output},
+		Write: o.Write,
 		HostConfig: func() (dynamic.Interface, error) {
 			cfg, err := loader.RESTConfig(host)
 			if err != nil {

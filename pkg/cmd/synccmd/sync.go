@@ -25,10 +25,10 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/reconciler"
@@ -69,11 +69,10 @@ var (
 
 // Options holds sync's flags.
 type Options struct {
-	ConfigFlags        *genericclioptions.ConfigFlags
-	Clusterset         clusterset.Flags
-	DryRun             cmdutil.DryRunStrategy
-	Output             string
-	FieldManager       string
+	ConfigFlags *genericclioptions.ConfigFlags
+	Clusterset  clusterset.Flags
+	// Write is --dry-run, --field-manager and -o (the plan as yaml or json; default: tables).
+	Write              apply.Flags
 	Watch              bool
 	UnreachableTimeout time.Duration
 	SyncTimeout        time.Duration
@@ -98,6 +97,7 @@ type Options struct {
 // NewCmdSync returns the sync command.
 func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &Options{ConfigFlags: flags, IOStreams: streams}
+	o.Write.Print = printers.OutputFlags{Formats: []string{"yaml", "json"}, Usage: "Output format of the plan: yaml or json (default: tables)"}
 	cmd := &cobra.Command{
 		Use:     "sync --contexts=CTX[=ID],...",
 		Short:   "Import exported services into every member cluster (once, or with --watch)",
@@ -112,9 +112,7 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	}
 	f := cmd.Flags()
 	o.Clusterset.AddFlags(f)
-	cmdutil.AddDryRunFlag(cmd)
-	f.StringVarP(&o.Output, "output", "o", "", "Output format of the plan: yaml or json (default: tables)")
-	f.StringVar(&o.FieldManager, "field-manager", names.FieldManager, "Name of the manager used to track field ownership (server-side apply).")
+	apply.AddFlags(cmd, &o.Write)
 	f.BoolVarP(&o.Watch, "watch", "w", false, "Keep running and keep the clusterset in sync")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Sync every namespace (the default unless -n is given)")
 	f.DurationVar(&o.UnreachableTimeout, "unreachable-timeout", 0, "Drop an unreachable member's endpoints from the other clusters after this long (0: keep them)")
@@ -134,8 +132,7 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 
 // Complete resolves the clusterset and namespace.
 func (o *Options) Complete(cmd *cobra.Command) error {
-	var err error
-	if o.DryRun, err = cmdutil.GetDryRunStrategy(cmd); err != nil {
+	if err := o.Write.Complete(cmd); err != nil {
 		return err
 	}
 	if cmd.Flags().Changed("namespace") && !o.AllNamespaces {
@@ -158,12 +155,10 @@ func (o *Options) Validate() error {
 	if o.install != nil {
 		return nil // validated in completeInstall
 	}
-	switch o.Output {
-	case "", "yaml", "json":
-	default:
-		return fmt.Errorf("--output %q: must be yaml or json", o.Output)
+	if err := o.Write.Validate(); err != nil {
+		return err
 	}
-	if o.Watch && o.Output != "" {
+	if o.Watch && o.Write.Print.Format != "" {
 		return errors.New("--output goes with a one-shot sync, not --watch")
 	}
 	if o.LeaderElect && !o.Watch {
@@ -201,7 +196,7 @@ func (o *Options) Validate() error {
 
 func (o *Options) reconcilerOptions(metrics *reconciler.Metrics) reconciler.Options {
 	return reconciler.Options{
-		Namespace: o.namespace, FieldManager: o.FieldManager, DryRun: o.DryRun != cmdutil.DryRunNone,
+		Namespace: o.namespace, FieldManager: o.Write.FieldManager, DryRun: o.Write.DryRun != cmdutil.DryRunNone,
 		UnreachableTimeout: o.UnreachableTimeout, Metrics: metrics, LoadSchemas: loadSchemas,
 	}
 }
@@ -248,8 +243,8 @@ func (o *Options) Run(ctx context.Context) error {
 	r.WaitForSync(ctx, o.SyncTimeout)
 	err := r.SyncAll(ctx)
 	report := Report{Changes: toChanges(r.Changes()), Conflicts: r.Conflicts(), Unreachable: r.Unreachable(), Skipped: r.Skips()}
-	if o.Output != "" {
-		if perr := printers.Data(o.Out, o.Output, report); perr != nil {
+	if o.Write.Print.Format != "" {
+		if perr := printers.Data(o.Out, o.Write.Print.Format, report); perr != nil {
 			return perr
 		}
 	} else {
@@ -289,7 +284,7 @@ func toChanges(cs []reconciler.Change) []ChangeRow {
 
 func (o *Options) printReport(rep Report) error {
 	suffix := ""
-	if o.DryRun != cmdutil.DryRunNone {
+	if o.Write.DryRun != cmdutil.DryRunNone {
 		suffix = " (dry run)"
 	}
 	if len(rep.Changes) == 0 {

@@ -11,7 +11,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/export"
 )
 
 var (
@@ -27,14 +27,22 @@ var (
 		kubectl mcs unexpose serve --karmada-context=karmada-apiserver`)
 )
 
-// Options holds unexpose's flags: the same targets as expose.
+// Flags are unexpose's flags: the same targets as expose, and the write flags.
+type Flags struct {
+	Target export.TargetFlags
+	Write  apply.Flags
+}
+
+// Options is unexpose parsed: the export whose objects go.
 type Options struct {
-	expose.Options
+	Target export.Target
+	Write  apply.Flags
+	genericiooptions.IOStreams
 }
 
 // NewCmdUnexpose returns the unexpose command.
 func NewCmdUnexpose(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{Options: expose.Options{ConfigFlags: flags, IOStreams: streams}}
+	f := &Flags{}
 	cmd := &cobra.Command{
 		Use:     "unexpose SERVICE",
 		Short:   "Remove exactly what expose created for a Service",
@@ -42,19 +50,31 @@ func NewCmdUnexpose(flags *genericclioptions.ConfigFlags, streams genericiooptio
 		Example: example,
 		Args:    cobra.ExactArgs(1),
 		Run: func(cmd *cobra.Command, args []string) {
-			cmdutil.CheckErr(o.Complete(cmd, args))
+			o, err := f.ToOptions(cmd, flags, args[0], streams)
+			cmdutil.CheckErr(err)
 			cmdutil.CheckErr(o.Write.Validate())
 			cmdutil.CheckErr(o.Run(cmd.Context()))
 		},
 	}
-	o.AddTargetFlags(cmd.Flags())
-	apply.AddFlags(cmd, &o.Write)
+	f.Target.AddFlags(cmd.Flags())
+	apply.AddFlags(cmd, &f.Write)
 	return cmd
 }
 
-// Run deletes every managed object expose would have written.
+// ToOptions parses the flags once.
+func (f *Flags) ToOptions(cmd *cobra.Command, cf *genericclioptions.ConfigFlags, service string, streams genericiooptions.IOStreams) (*Options, error) {
+	o := &Options{Write: f.Write, IOStreams: streams}
+	if err := o.Write.Complete(cmd); err != nil {
+		return nil, err
+	}
+	var err error
+	o.Target, err = f.Target.ToTarget(cf, service)
+	return o, err
+}
+
+// Run deletes every managed object an export of the service can own.
 func (o *Options) Run(ctx context.Context) error {
-	items, err := o.Plan(ctx, true)
+	items, err := o.Target.Owned(ctx)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 	"sigs.k8s.io/yaml"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/version"
 )
 
@@ -27,7 +28,7 @@ type Info struct {
 
 // Options holds `version`'s flags.
 type Options struct {
-	Output string
+	Print printers.OutputFlags
 	genericiooptions.IOStreams
 }
 
@@ -40,7 +41,7 @@ var example = templates.Examples(`
 
 // NewCmdVersion returns the version command.
 func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{IOStreams: streams}
+	o := &Options{IOStreams: streams, Print: printers.OutputFlags{Formats: []string{"json", "yaml"}, Usage: "One of: json, yaml"}}
 	cmd := &cobra.Command{
 		Use:     "version",
 		Short:   "Print the version, commit and the API versions kubectl-mcs speaks",
@@ -51,18 +52,12 @@ func NewCmdVersion(streams genericiooptions.IOStreams) *cobra.Command {
 			cmdutil.CheckErr(o.Run())
 		},
 	}
-	cmd.Flags().StringVarP(&o.Output, "output", "o", "", "One of: json, yaml")
+	o.Print.AddFlags(cmd)
 	return cmd
 }
 
 // Validate checks the output format.
-func (o *Options) Validate() error {
-	switch o.Output {
-	case "", "json", "yaml":
-		return nil
-	}
-	return fmt.Errorf("--output %q: must be one of json, yaml", o.Output)
-}
+func (o *Options) Validate() error { return o.Print.Validate() }
 
 // Run prints the version.
 func (o *Options) Run() error {
@@ -73,7 +68,7 @@ func (o *Options) Run() error {
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 		APIs:      version.APIs,
 	}
-	switch o.Output {
+	switch o.Print.Format {
 	case "json":
 		b, err := json.MarshalIndent(info, "", "  ")
 		if err != nil {

@@ -1,4 +1,4 @@
-package expose
+package export
 
 import (
 	"os"
@@ -13,7 +13,7 @@ import (
 )
 
 func TestExportFits(t *testing.T) {
-	raw, err := os.ReadFile("../../crdschema/testdata/v0.1.0-serviceexports.yaml")
+	raw, err := os.ReadFile("../crdschema/testdata/v0.1.0-serviceexports.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,19 +26,21 @@ func TestExportFits(t *testing.T) {
 		t.Fatal(err)
 	}
 	labels, annotations := map[string]string{"tier": "web"}, map[string]string{"team": "a"}
-	se := mcsapi.ServiceExport(mcsapi.V1alpha1, "demo", "serve", labels, nil)
-	if err := exportFits("karmada", se, v010, nil, nil); err != nil {
+	spec := func(l, a map[string]string) *Spec {
+		return &Spec{Target: Target{Namespace: "demo", Service: "serve"}, Labels: l, Annotations: a}
+	}
+	if err := spec(nil, nil).exportFits("karmada", mcsapi.V1alpha1, v010); err != nil {
 		t.Errorf("no exported fields asked for: %v", err)
 	}
-	err = exportFits("karmada", se, v010, labels, nil)
+	err = spec(labels, nil).exportFits("karmada", mcsapi.V1alpha1, v010)
 	if err == nil || !strings.HasPrefix(err.Error(), `cluster "karmada": serviceexport.multicluster.x-k8s.io demo/serve: --exported-labels:`) ||
-		!strings.Contains(err.Error(), "spec.exportedLabels") {
+		!strings.Contains(err.Error(), "spec.exportedLabels") || !strings.Contains(err.Error(), "(multicluster.x-k8s.io/v1alpha1)") {
 		t.Errorf("labels on v0.1.0: %v", err)
 	}
-	if err := exportFits("member2", se, v010, nil, annotations); err == nil || !strings.Contains(err.Error(), "--exported-annotations") {
+	if err := spec(nil, annotations).exportFits("member2", mcsapi.V1alpha1, v010); err == nil || !strings.Contains(err.Error(), "--exported-annotations") {
 		t.Errorf("annotations on v0.1.0: %v", err)
 	}
-	if err := exportFits("member1", se, nil, labels, annotations); err != nil {
+	if err := spec(labels, annotations).exportFits("member1", mcsapi.V1beta1, nil); err != nil {
 		t.Errorf("nil schema (CRD not readable): %v", err)
 	}
 }

@@ -1,0 +1,165 @@
+package export
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/crdschema"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+)
+
+// Plan lists the objects expose writes, checked against the clusters: the Service exists (and is
+// not ExternalName) where it is exported, and every object fits the schema its cluster serves.
+func (s *Spec) Plan(ctx context.Context) ([]apply.Item, error) {
+	if s.Karmada {
+		return s.planKarmada(ctx)
+	}
+	members, ids, err := s.members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var items []apply.Item
+	for _, m := range members {
+		svc, err := getService(ctx, m.Client, m.ID, s.Namespace, s.Service)
+		if err != nil {
+			return nil, err
+		}
+		if svc == nil {
+			if len(s.Providers) > 0 {
+				return nil, fmt.Errorf("cluster %q: service %s/%s not found", m.ID, s.Namespace, s.Service)
+			}
+			continue
+		}
+		version, err := s.versionIn(m)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q: %w", m.ID, err)
+		}
+		se := mcsapi.ServiceExport(version, s.Namespace, s.Service, s.Labels, s.Annotations)
+		schemas, err := loadSchemas(ctx, m.ID, m.Dynamic, version)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.exportFits(m.ID, version, schemas.Export); err != nil {
+			return nil, err
+		}
+		schemas.Export.Prune(se.Object)
+		items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.GVR(version, mcsapi.ServiceExports), Object: se})
+	}
+	if len(items) == 0 {
+		return nil, fmt.Errorf("service %s/%s not found in any cluster of the clusterset (%s)", s.Namespace, s.Service, strings.Join(ids, ", "))
+	}
+	return items, nil
+}
+
+// Owned lists every object an export of the target can own, whatever it was exposed with: what
+// unexpose removes. Only names count, and the Service need not exist any more.
+func (t *Target) Owned(ctx context.Context) ([]apply.Item, error) {
+	if t.Karmada {
+		return t.ownedKarmada(ctx)
+	}
+	members, _, err := t.members(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var items []apply.Item
+	for _, m := range members {
+		version, err := t.versionIn(m)
+		if err != nil {
+			continue // no CRDs, nothing of ours to remove
+		}
+		se := mcsapi.ServiceExport(version, t.Namespace, t.Service, nil, nil)
+		items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.GVR(version, mcsapi.ServiceExports), Object: se})
+	}
+	return items, nil
+}
+
+// versionIn is the mcs-api version written in a member: the one asked for, else the one it
+// serves.
+func (t *Target) versionIn(m *clusterset.Member) (string, error) {
+	if t.MCSAPIVersion != "" {
+		return t.MCSAPIVersion, nil
+	}
+	return mcsapi.ServedVersion(m.Discovery)
+}
+
+// members connects the clusterset, all of it reachable, and returns the members in --providers
+// (every member without it) and the IDs of the whole clusterset.
+func (t *Target) members(ctx context.Context) ([]*clusterset.Member, []string, error) {
+	loader := &clusterset.Loader{ConfigFlags: t.ConfigFlags, Flags: &t.Clusterset}
+	refs, err := loader.Refs(true)
+	if err != nil {
+		return nil, nil, err
+	}
+	ids := make([]string, len(refs))
+	for i, r := range refs {
+		ids[i] = r.ID
+	}
+	if err := checkProviders(t.Providers, ids); err != nil {
+		return nil, nil, err
+	}
+	all := loader.Connect(ctx, refs)
+	if err := clusterset.FirstError(all); err != nil {
+		return nil, nil, err
+	}
+	var members []*clusterset.Member
+	for _, m := range all {
+		if len(t.Providers) == 0 || slices.Contains(t.Providers, m.ID) {
+			members = append(members, m)
+		}
+	}
+	return members, ids, nil
+}
+
+// getService returns the Service, nil if it does not exist, or an error for an ExternalName one.
+func getService(ctx context.Context, c kubernetes.Interface, cluster, ns, name string) (*corev1.Service, error) {
+	svc, err := c.CoreV1().Services(ns).Get(ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q: service %s/%s: %w", cluster, ns, name, err)
+	}
+	if svc.Spec.Type == corev1.ServiceTypeExternalName {
+		return nil, fmt.Errorf("cluster %q: service %s/%s is of type ExternalName, which cannot be exported (KEP-1645)", cluster, ns, name)
+	}
+	return svc, nil
+}
+
+// loadSchemas reads the ServiceExport/ServiceImport schemas a cluster serves in version. Where
+// reading CRDs is forbidden, the schemas stay nil (everything declared): the apiserver's strict
+// validation still refuses what its schema lacks, only later and less clearly.
+func loadSchemas(ctx context.Context, cluster string, dyn dynamic.Interface, version string) (mcsapi.Schemas, error) {
+	s, err := mcsapi.LoadSchemas(ctx, dyn, version)
+	switch {
+	case apierrors.IsForbidden(err):
+		return mcsapi.Schemas{}, nil
+	case err != nil:
+		return mcsapi.Schemas{}, fmt.Errorf("cluster %q: %w", cluster, err)
+	}
+	return s, nil
+}
+
+// exportFits refuses exported labels or annotations that the served ServiceExport schema cannot
+// hold: pruning them would export the service without what was asked for.
+func (s *Spec) exportFits(cluster, version string, schema *crdschema.Schema) error {
+	for _, f := range []struct {
+		flag, field string
+		n           int
+	}{{"--exported-labels", "exportedLabels", len(s.Labels)}, {"--exported-annotations", "exportedAnnotations", len(s.Annotations)}} {
+		if f.n > 0 && !schema.Has("spec", f.field) {
+			return fmt.Errorf("cluster %q: serviceexport.%s %s/%s: %s: the ServiceExport schema it serves (%s/%s) has no spec.%s (an older mcs-api CRD); leave the flag out or upgrade that CRD",
+				cluster, mcsapi.Group, s.Namespace, s.Service, f.flag, mcsapi.Group, version, f.field)
+		}
+	}
+	return nil
+}
