@@ -8,6 +8,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
@@ -15,18 +16,7 @@ import (
 // connectKarmada connects to the --context cluster.
 func (o *Options) connectKarmada() (*member.ControlPlane, error) {
 	cfg, err := o.ConfigFlags.ToRESTConfig()
-	return member.ConnectControlPlane(o.controlPlaneName(), cfg, err)
-}
-
-// controlPlaneName is how output and errors name the control plane: its context.
-func (o *Options) controlPlaneName() string {
-	if c := o.ConfigFlags.Context; c != nil && *c != "" {
-		return *c
-	}
-	if raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig(); err == nil && raw.CurrentContext != "" {
-		return raw.CurrentContext
-	}
-	return "karmada"
+	return member.ConnectControlPlane(clusterset.ControlPlaneName(o.ConfigFlags), cfg, err)
 }
 
 func (o *Options) runKarmada(ctx context.Context) error {

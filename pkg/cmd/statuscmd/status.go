@@ -18,7 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	"k8s.io/klog/v2"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
@@ -26,6 +25,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -72,17 +72,16 @@ var (
 
 // Options holds status's flags.
 type Options struct {
-	ConfigFlags    *genericclioptions.ConfigFlags
-	Clusterset     clusterset.Flags
-	PrintFlags     *PrintFlags
-	NoHeaders      bool
-	NoColor        bool
-	Watch          bool
-	AllNamespaces  bool
-	Karmada        bool
-	KarmadaContext string
-	ChunkSize      int64
-	DNSDomain      string
+	ConfigFlags   *genericclioptions.ConfigFlags
+	Clusterset    clusterset.Flags
+	PrintFlags    *printers.PrintFlags
+	NoHeaders     bool
+	NoColor       bool
+	Watch         bool
+	AllNamespaces bool
+	Karmada       clusterset.KarmadaFlags
+	ChunkSize     int64
+	DNSDomain     string
 
 	// Service is the optional SERVICE argument.
 	Service   string
@@ -97,7 +96,7 @@ type Options struct {
 
 // NewCmdStatus returns the status command.
 func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{ConfigFlags: flags, IOStreams: streams, PrintFlags: NewPrintFlags(), now: time.Now}
+	o := &Options{ConfigFlags: flags, IOStreams: streams, PrintFlags: printers.NewPrintFlags(), now: time.Now}
 	cmd := &cobra.Command{
 		Use:     "status [SERVICE] [-n NAMESPACE | -A] [--contexts=CTX[=ID],...]",
 		Short:   "Show the multi-cluster services of the clusterset (or of a Karmada control plane)",
@@ -117,8 +116,7 @@ func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	f.BoolVar(&o.NoColor, "no-color", false, "Never colour the rows that need attention (default: colour on a terminal unless NO_COLOR is set).")
 	f.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch every member and redraw whenever anything changes.")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Show the services of every namespace.")
-	f.BoolVar(&o.Karmada, "karmada", false, "The --context cluster is a Karmada control plane: show its MultiClusterServices, ServiceExports and ServiceImports")
-	f.StringVar(&o.KarmadaContext, "karmada-context", "", "Same as --karmada --context=CTX (karmadactl's flag)")
+	o.Karmada.AddFlags(f, "show its MultiClusterServices, ServiceExports and ServiceImports")
 	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "List large numbers of objects in chunks of this size (0: in one request).")
 	f.StringVar(&o.DNSDomain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone the DNS names are shown in (as given to init --dns-domain).")
 	return cmd
@@ -129,10 +127,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.Service = args[0]
 	}
-	if o.KarmadaContext != "" {
-		o.Karmada = true
-		o.ConfigFlags.Context = &o.KarmadaContext
-	}
+	o.Karmada.Complete(o.ConfigFlags)
 	if !o.AllNamespaces {
 		ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
 		if err != nil {
@@ -146,7 +141,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	}
 	o.terminal = printers.IsTerminal(o.Out)
 	o.color = o.printer == nil && !o.NoColor && o.terminal && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	if o.Karmada {
+	if o.Karmada.Enabled {
 		return nil
 	}
 	loader := &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset}
@@ -174,7 +169,7 @@ func (o *Options) Validate() error {
 	if err := clusterset.IDErrors(o.members); err != nil {
 		return err
 	}
-	if o.Karmada && o.Clusterset.Contexts != "" {
+	if o.Karmada.Enabled && o.Clusterset.Contexts != "" {
 		return errors.New("--contexts names a clusterset, --karmada a control plane (--context): give one of them")
 	}
 	return nil
@@ -184,7 +179,7 @@ func (o *Options) Validate() error {
 func (o *Options) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if o.Karmada {
+	if o.Karmada.Enabled {
 		if o.Watch {
 			return o.watchKarmada(ctx)
 		}
@@ -309,58 +304,6 @@ func (o *Options) noneFound(what string) string {
 		return "No " + what + " found."
 	}
 	return fmt.Sprintf("No %s found in %s namespace.", what, o.namespace)
-}
-
-// PrintFlags is -o: the table (default), wide, json, yaml and kubectl's jsonpath printers.
-// Not go-template: text/template calls methods by name, which keeps the linker from dropping
-// any exported method of any type in the binary, and that almost doubled kubectl-mcs (64 MB
-// against 35 MB).
-type PrintFlags struct {
-	JSONPathPrintFlags *genericclioptions.JSONPathPrintFlags
-	OutputFormat       *string
-}
-
-// NewPrintFlags returns the default: a table.
-func NewPrintFlags() *PrintFlags {
-	out := ""
-	return &PrintFlags{JSONPathPrintFlags: genericclioptions.NewJSONPathPrintFlags("", false), OutputFormat: &out}
-}
-
-// AllowedFormats lists what -o accepts.
-func (f *PrintFlags) AllowedFormats() []string {
-	return append([]string{"wide", "json", "yaml"}, f.JSONPathPrintFlags.AllowedFormats()...)
-}
-
-// AddFlags registers -o and the jsonpath flags (--template, --allow-missing-template-keys).
-func (f *PrintFlags) AddFlags(cmd *cobra.Command) {
-	f.JSONPathPrintFlags.AddFlags(cmd)
-	cmd.Flags().StringVarP(f.OutputFormat, "output", "o", *f.OutputFormat,
-		fmt.Sprintf("Output format. One of: (%s).", strings.Join(f.AllowedFormats(), ", ")))
-}
-
-// Wide says whether -o wide was asked for.
-func (f *PrintFlags) Wide() bool { return *f.OutputFormat == "wide" }
-
-// ToPrinter returns the printer of -o, or nil for the table (default and wide).
-func (f *PrintFlags) ToPrinter() (printers.ResourcePrinter, error) {
-	format := *f.OutputFormat
-	switch format {
-	case "", "wide":
-		return nil, nil
-	case "json":
-		return &printers.JSONPrinter{}, nil
-	case "yaml":
-		return &printers.YAMLPrinter{}, nil
-	}
-	p, err := f.JSONPathPrintFlags.ToPrinter(format)
-	if genericclioptions.IsNoCompatiblePrinterError(err) {
-		hint := ""
-		if strings.HasPrefix(format, "go-template") || strings.HasPrefix(format, "template") {
-			hint = " (go-template is not supported: use jsonpath)"
-		}
-		return nil, fmt.Errorf("--output %q: must be one of %s%s", format, strings.Join(f.AllowedFormats(), ", "), hint)
-	}
-	return p, err
 }
 
 var _ runtime.Object = &status.MultiClusterServiceStatusList{}

@@ -7,19 +7,21 @@ import (
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
 func TestPrintFlags(t *testing.T) {
 	for format, wantPrinter := range map[string]bool{"": false, "wide": false, "json": true, "yaml": true, "jsonpath={.items}": true, "jsonpath-as-json={.items}": true} {
-		f := NewPrintFlags()
+		f := printers.NewPrintFlags()
 		*f.OutputFormat = format
 		p, err := f.ToPrinter()
 		if err != nil || (p != nil) != wantPrinter {
 			t.Errorf("-o %q: printer %v, err %v", format, p, err)
 		}
 	}
-	f := NewPrintFlags()
+	f := printers.NewPrintFlags()
 	*f.OutputFormat = "name"
 	if _, err := f.ToPrinter(); err == nil || !strings.Contains(err.Error(), "wide, json, yaml") {
 		t.Errorf("-o name: %v", err)
@@ -31,7 +33,7 @@ func TestPrintFlags(t *testing.T) {
 }
 
 func TestJSONPathOnTheList(t *testing.T) {
-	f := NewPrintFlags()
+	f := printers.NewPrintFlags()
 	*f.OutputFormat = "jsonpath={.apiVersion} {.items[0].name}"
 	p, err := f.ToPrinter()
 	if err != nil {
@@ -53,9 +55,9 @@ func TestValidate(t *testing.T) {
 		{Options{Service: "serve", AllNamespaces: true}, "across all namespaces"},
 		{Options{Service: "Serve"}, `"Serve"`},
 		{Options{ChunkSize: -1}, "--chunk-size"},
-		{Options{Karmada: true, ChunkSize: 1}, ""},
+		{Options{Karmada: clusterset.KarmadaFlags{Enabled: true}, ChunkSize: 1}, ""},
 	} {
-		tc.o.PrintFlags = NewPrintFlags()
+		tc.o.PrintFlags = printers.NewPrintFlags()
 		err := tc.o.Validate()
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%+v: %v, want %q", tc.o, err, tc.want)
