@@ -1,6 +1,7 @@
 // Package status joins what was read from every member of a clusterset (or from a Karmada control
-// plane) into the rows of `kubectl mcs status`, and renders them. It is pure: no clients, no clock
-// (callers pass the time), so every state a row can be in is unit-tested.
+// plane) into the rows of `kubectl mcs status`, and renders them. The join is pure: no clients, no
+// clock (callers pass the time), so every state a row can be in is unit-tested. read.go alone
+// talks to the members (ReadClusterset), for status and diagnose alike.
 //
 // The types below are the documented, versioned output schema of `kubectl mcs status -o json|yaml`
 // (README, "status output schema"). Fields are only ever added within a version; a change of

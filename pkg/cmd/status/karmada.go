@@ -49,7 +49,7 @@ func (o *Options) connectKarmada() (*controlPlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
 	}
-	if cp.kube, err = protobufClient(cfg); err != nil {
+	if cp.kube, err = status.ProtobufClient(cfg); err != nil {
 		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
 	}
 	if cp.dyn, err = dynamic.NewForConfig(cfg); err != nil {
@@ -127,7 +127,7 @@ func (cp *controlPlane) read(ctx context.Context, ns string, chunk int64) (statu
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			items, err := listAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]unstructured.Unstructured, string, error) {
+			items, err := status.ListAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]unstructured.Unstructured, string, error) {
 				var l *unstructured.UnstructuredList
 				var err error
 				if namespaced {
@@ -146,7 +146,7 @@ func (cp *controlPlane) read(ctx context.Context, ns string, chunk int64) (statu
 				errs = append(errs, fmt.Sprintf("cluster %q: listing %s: %v", cp.name, gvr.GroupResource(), err))
 				return
 			}
-			*into = pointers(items)
+			*into = status.Pointers(items)
 		}()
 	}
 	var pps, cpps []*unstructured.Unstructured
@@ -158,7 +158,7 @@ func (cp *controlPlane) read(ctx context.Context, ns string, chunk int64) (statu
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		svcs, err := listAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Service, string, error) {
+		svcs, err := status.ListAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Service, string, error) {
 			l, err := cp.kube.CoreV1().Services(ns).List(ctx, o)
 			if err != nil {
 				return nil, "", err

@@ -187,7 +187,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return o.watch(ctx)
 	}
 	start := time.Now()
-	clusters := readClusterset(ctx, o.members, o.namespace, o.Service, o.ChunkSize)
+	clusters := status.ReadClusterset(ctx, o.members, o.namespace, o.Service, o.ChunkSize)
 	read := time.Now()
 	o.warn(clusters, nil)
 	if err := nothingRead(clusters); err != nil {

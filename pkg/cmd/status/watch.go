@@ -78,7 +78,7 @@ func (w *watchedMember) startInformers(ctx context.Context, notify func()) (stat
 	if err != nil {
 		return status.ClusterUnreachable, err.Error()
 	}
-	kc, err := protobufClient(w.Config)
+	kc, err := status.ProtobufClient(w.Config)
 	if err != nil {
 		return status.ClusterError, err.Error()
 	}

@@ -23,14 +23,13 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
-// readClusterset reads every member concurrently: each resource is listed once per member (in
+// ReadClusterset reads every member concurrently: each resource is listed once per member (in
 // chunks), and the join happens in memory, so the number of API calls does not grow with the
 // number of services.
-func readClusterset(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []status.Cluster {
-	out := make([]status.Cluster, len(members))
+func ReadClusterset(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []Cluster {
+	out := make([]Cluster, len(members))
 	var wg sync.WaitGroup
 	for i, m := range members {
 		wg.Add(1)
@@ -43,9 +42,9 @@ func readClusterset(ctx context.Context, members []*clusterset.Member, ns, servi
 	return out
 }
 
-// protobufClient is a clientset for the built-in types speaking protobuf, several times cheaper
+// ProtobufClient is a clientset for the built-in types speaking protobuf, several times cheaper
 // to decode than JSON for long lists of Services and EndpointSlices.
-func protobufClient(cfg *rest.Config) (kubernetes.Interface, error) {
+func ProtobufClient(cfg *rest.Config) (kubernetes.Interface, error) {
 	c := rest.CopyConfig(cfg)
 	c.ContentType = runtime.ContentTypeProtobuf
 	c.AcceptContentTypes = runtime.ContentTypeProtobuf + "," + runtime.ContentTypeJSON
@@ -53,15 +52,15 @@ func protobufClient(cfg *rest.Config) (kubernetes.Interface, error) {
 }
 
 // readMember lists what status needs from one member, all lists at once.
-func readMember(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) status.Cluster {
-	c := status.Cluster{ID: m.ID, Context: m.Context}
+func readMember(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) Cluster {
+	c := Cluster{ID: m.ID, Context: m.Context}
 	if m.Err != nil {
-		c.State, c.Message = status.ClusterUnreachable, m.Err.Error()
+		c.State, c.Message = ClusterUnreachable, m.Err.Error()
 		return c
 	}
-	kc, err := protobufClient(m.Config)
+	kc, err := ProtobufClient(m.Config)
 	if err != nil {
-		c.State, c.Message = status.ClusterError, err.Error()
+		c.State, c.Message = ClusterError, err.Error()
 		return c
 	}
 	rc := m.Client.CoreV1().RESTClient()
@@ -120,7 +119,7 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 		inner.Wait()
 	})
 	run(func() {
-		l, err := listAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Namespace, string, error) {
+		l, err := ListAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Namespace, string, error) {
 			l, err := kc.CoreV1().Namespaces().List(ctx, o)
 			if err != nil {
 				return nil, "", err
@@ -138,7 +137,7 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 		}
 	})
 	run(func() {
-		l, err := listAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Service, string, error) {
+		l, err := ListAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Service, string, error) {
 			l, err := kc.CoreV1().Services(ns).List(ctx, o)
 			if err != nil {
 				return nil, "", err
@@ -149,7 +148,7 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 			fail("services", err)
 			return
 		}
-		c.Services = pointers(l)
+		c.Services = Pointers(l)
 	})
 	run(func() {
 		sels := []string{""}
@@ -163,7 +162,7 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 		}
 		seen := map[string]bool{}
 		for _, sel := range sels {
-			l, err := listAll(ctx, chunk, metav1.ListOptions{LabelSelector: sel}, func(ctx context.Context, o metav1.ListOptions) ([]discoveryv1.EndpointSlice, string, error) {
+			l, err := ListAll(ctx, chunk, metav1.ListOptions{LabelSelector: sel}, func(ctx context.Context, o metav1.ListOptions) ([]discoveryv1.EndpointSlice, string, error) {
 				l, err := kc.DiscoveryV1().EndpointSlices(ns).List(ctx, o)
 				if err != nil {
 					return nil, "", err
@@ -174,7 +173,7 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 				fail("endpointslices", err)
 				return
 			}
-			for _, s := range pointers(l) {
+			for _, s := range Pointers(l) {
 				if k := s.Namespace + "/" + s.Name; !seen[k] {
 					seen[k] = true
 					c.EndpointSlices = append(c.EndpointSlices, s)
@@ -187,14 +186,14 @@ func readMember(ctx context.Context, m *clusterset.Member, ns, service string, c
 	switch {
 	case len(errs) > 0:
 		sort.Strings(errs)
-		c = status.Cluster{ID: c.ID, Context: c.Context, State: status.ClusterError, Message: strings.Join(errs, "; ")}
+		c = Cluster{ID: c.ID, Context: c.Context, State: ClusterError, Message: strings.Join(errs, "; ")}
 		if allUnreachable(errs) {
-			c.State = status.ClusterUnreachable
+			c.State = ClusterUnreachable
 		}
 	case noCRDs:
-		c = status.Cluster{ID: c.ID, Context: c.Context, State: status.ClusterNoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
+		c = Cluster{ID: c.ID, Context: c.Context, State: ClusterNoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
 	default:
-		c.State = status.ClusterReachable
+		c.State = ClusterReachable
 	}
 	return c
 }
@@ -209,9 +208,9 @@ func allUnreachable(errs []string) bool {
 	return true
 }
 
-// listAll lists in chunks of chunk objects (0: one request), starting over without chunks when
+// ListAll lists in chunks of chunk objects (0: one request), starting over without chunks when
 // the continue token expires, as kubectl does.
-func listAll[T any](ctx context.Context, chunk int64, opts metav1.ListOptions, list func(context.Context, metav1.ListOptions) ([]T, string, error)) ([]T, error) {
+func ListAll[T any](ctx context.Context, chunk int64, opts metav1.ListOptions, list func(context.Context, metav1.ListOptions) ([]T, string, error)) ([]T, error) {
 	opts.Limit = chunk
 	var out []T
 	for {
@@ -231,7 +230,8 @@ func listAll[T any](ctx context.Context, chunk int64, opts metav1.ListOptions, l
 	}
 }
 
-func pointers[T any](items []T) []*T {
+// Pointers returns a pointer to each item, for lists read by value.
+func Pointers[T any](items []T) []*T {
 	out := make([]*T, len(items))
 	for i := range items {
 		out[i] = &items[i]
@@ -244,7 +244,7 @@ func pointers[T any](items []T) []*T {
 // decoding it into the typed list directly, rather than through unstructured maps, is what keeps
 // a thousand-service list fast.
 func listMCS[T any](ctx context.Context, rc rest.Interface, gvr schema.GroupVersionResource, ns string, base metav1.ListOptions, chunk int64) ([]*T, error) {
-	items, err := listAll(ctx, chunk, base, func(ctx context.Context, o metav1.ListOptions) ([]T, string, error) {
+	items, err := ListAll(ctx, chunk, base, func(ctx context.Context, o metav1.ListOptions) ([]T, string, error) {
 		req := rc.Get().AbsPath("/apis", gvr.Group, gvr.Version)
 		if ns != "" {
 			req = req.Namespace(ns)
@@ -266,5 +266,5 @@ func listMCS[T any](ctx context.Context, rc rest.Interface, gvr schema.GroupVers
 	if err != nil {
 		return nil, err
 	}
-	return pointers(items), nil
+	return Pointers(items), nil
 }
