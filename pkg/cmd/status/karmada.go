@@ -3,102 +3,29 @@ package status
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
-	"sync"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/karmada"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
-var clusterPropagationPolicies = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "clusterpropagationpolicies"}
-
-// controlPlane is the Karmada control plane's clients and what it serves.
-type controlPlane struct {
-	name string
-	kube kubernetes.Interface
-	dyn  dynamic.Interface
-	// gvrs are the served resources to read, besides Services.
-	mcs, exports, imports, pps, cpps *schema.GroupVersionResource
-}
-
 // connectKarmada builds the clients of the --context cluster and finds what it serves.
-func (o *Options) connectKarmada() (*controlPlane, error) {
-	cp := &controlPlane{name: o.controlPlaneName()}
+func (o *Options) connectKarmada() (*status.KarmadaControlPlane, error) {
+	name := o.controlPlaneName()
 	cfg, err := o.ConfigFlags.ToRESTConfig()
 	if err != nil {
-		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
+		return nil, fmt.Errorf("cluster %q: %w", name, err)
 	}
-	if cp.kube, err = status.ProtobufClient(cfg); err != nil {
-		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
-	}
-	if cp.dyn, err = dynamic.NewForConfig(cfg); err != nil {
-		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
-	}
-	d := cp.kube.Discovery()
-	if err := clusterset.Probe(context.Background(), d, 10*time.Second); err != nil {
-		return nil, fmt.Errorf("cluster %q: unreachable: %w", cp.name, err)
-	}
-	served := func(gvr schema.GroupVersionResource) (*schema.GroupVersionResource, error) {
-		rl, err := d.ServerResourcesForGroupVersion(gvr.GroupVersion().String())
-		if apierrors.IsNotFound(err) {
-			return nil, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cluster %q: discovering %s: %w", cp.name, gvr.GroupVersion(), err)
-		}
-		for _, r := range rl.APIResources {
-			if r.Name == gvr.Resource {
-				return &gvr, nil
-			}
-		}
-		return nil, nil
-	}
-	for _, x := range []struct {
-		into **schema.GroupVersionResource
-		gvr  schema.GroupVersionResource
-	}{{&cp.mcs, karmada.MultiClusterServices}, {&cp.pps, karmada.PropagationPolicies}, {&cp.cpps, clusterPropagationPolicies}} {
-		if *x.into, err = served(x.gvr); err != nil {
-			return nil, err
-		}
-	}
-	// Karmada's webhook, controllers and policies speak v1alpha1: read in it where served.
-	v := mcsapi.V1alpha1
-	se, err := served(mcsapi.GVR(v, mcsapi.ServiceExports))
-	if err == nil && se == nil {
-		v, err = mcsapi.ServedVersion(d)
-	}
-	switch {
-	case err == nil:
-		se, si := mcsapi.GVR(v, mcsapi.ServiceExports), mcsapi.GVR(v, mcsapi.ServiceImports)
-		cp.exports, cp.imports = &se, &si
-	case !errors.As(err, &mcsapi.ErrNotInstalled{}):
-		return nil, fmt.Errorf("cluster %q: %w", cp.name, err)
-	}
-	if cp.mcs == nil && cp.exports == nil {
-		return nil, fmt.Errorf("cluster %q: not a Karmada control plane: it serves neither %s nor %s ServiceExports", cp.name, karmada.MultiClusterServices.GroupVersion(), mcsapi.Group)
-	}
-	return cp, nil
+	return status.ConnectKarmada(name, cfg)
 }
 
 // controlPlaneName is how output and errors name the control plane: its context.
@@ -112,84 +39,12 @@ func (o *Options) controlPlaneName() string {
 	return "karmada"
 }
 
-// read lists every resource once, concurrently.
-func (cp *controlPlane) read(ctx context.Context, ns string, chunk int64) (status.KarmadaInput, error) {
-	in := status.KarmadaInput{ControlPlane: cp.name}
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []string
-	)
-	list := func(gvr *schema.GroupVersionResource, namespaced bool, into *[]*unstructured.Unstructured) {
-		if gvr == nil {
-			return
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			items, err := status.ListAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]unstructured.Unstructured, string, error) {
-				var l *unstructured.UnstructuredList
-				var err error
-				if namespaced {
-					l, err = cp.dyn.Resource(*gvr).Namespace(ns).List(ctx, o)
-				} else {
-					l, err = cp.dyn.Resource(*gvr).List(ctx, o)
-				}
-				if err != nil {
-					return nil, "", err
-				}
-				return l.Items, l.GetContinue(), nil
-			})
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Sprintf("cluster %q: listing %s: %v", cp.name, gvr.GroupResource(), err))
-				return
-			}
-			*into = status.Pointers(items)
-		}()
-	}
-	var pps, cpps []*unstructured.Unstructured
-	list(cp.mcs, true, &in.MultiClusterServices)
-	list(cp.exports, true, &in.ServiceExports)
-	list(cp.imports, true, &in.ServiceImports)
-	list(cp.pps, true, &pps)
-	list(cp.cpps, false, &cpps)
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		svcs, err := status.ListAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Service, string, error) {
-			l, err := cp.kube.CoreV1().Services(ns).List(ctx, o)
-			if err != nil {
-				return nil, "", err
-			}
-			return l.Items, l.Continue, nil
-		})
-		mu.Lock()
-		defer mu.Unlock()
-		if err != nil {
-			errs = append(errs, fmt.Sprintf("cluster %q: listing services: %v", cp.name, err))
-			return
-		}
-		for _, s := range svcs {
-			in.Services = append(in.Services, types.NamespacedName{Namespace: s.Namespace, Name: s.Name})
-		}
-	}()
-	wg.Wait()
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return in, errors.New(strings.Join(errs, "; "))
-	}
-	in.Policies = append(pps, cpps...)
-	return in, nil
-}
-
 func (o *Options) runKarmada(ctx context.Context) error {
 	cp, err := o.connectKarmada()
 	if err != nil {
 		return err
 	}
-	in, err := cp.read(ctx, o.namespace, o.ChunkSize)
+	in, err := cp.Read(ctx, o.namespace, o.ChunkSize)
 	if err != nil {
 		return err
 	}
@@ -262,21 +117,21 @@ func (o *Options) watchKarmada(ctx context.Context) error {
 		UpdateFunc: func(any, any) { notify() },
 		DeleteFunc: func(any) { notify() },
 	}
-	kf := informers.NewSharedInformerFactoryWithOptions(cp.kube, 0, informers.WithNamespace(o.namespace))
-	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(cp.dyn, 0, o.namespace, nil)
-	cdf := dynamicinformer.NewDynamicSharedInformerFactory(cp.dyn, 0)
+	kf := informers.NewSharedInformerFactoryWithOptions(cp.Kube, 0, informers.WithNamespace(o.namespace))
+	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(cp.Dyn, 0, o.namespace, nil)
+	cdf := dynamicinformer.NewDynamicSharedInformerFactory(cp.Dyn, 0)
 	svcInf := kf.Core().V1().Services()
 	listers := map[*schema.GroupVersionResource]cache.GenericLister{}
 	infs := []cache.SharedIndexInformer{svcInf.Informer()}
-	for _, gvr := range []*schema.GroupVersionResource{cp.mcs, cp.exports, cp.imports, cp.pps} {
+	for _, gvr := range []*schema.GroupVersionResource{cp.MCS, cp.Exports, cp.Imports, cp.PPs} {
 		if gvr != nil {
 			gi := df.ForResource(*gvr)
 			listers[gvr], infs = gi.Lister(), append(infs, gi.Informer())
 		}
 	}
-	if cp.cpps != nil {
-		gi := cdf.ForResource(*cp.cpps)
-		listers[cp.cpps], infs = gi.Lister(), append(infs, gi.Informer())
+	if cp.CPPs != nil {
+		gi := cdf.ForResource(*cp.CPPs)
+		listers[cp.CPPs], infs = gi.Lister(), append(infs, gi.Informer())
 	}
 	var synced []cache.InformerSynced
 	for _, inf := range infs {
@@ -289,7 +144,7 @@ func (o *Options) watchKarmada(ctx context.Context) error {
 	df.Start(ctx.Done())
 	cdf.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("cluster %q: caches not synced", cp.name)
+		return fmt.Errorf("cluster %q: caches not synced", cp.Name)
 	}
 	objs := func(gvr *schema.GroupVersionResource) []*unstructured.Unstructured {
 		if gvr == nil {
@@ -305,9 +160,9 @@ func (o *Options) watchKarmada(ctx context.Context) error {
 		return out
 	}
 	snapshot := func() (runtime.Object, error) {
-		in := status.KarmadaInput{ControlPlane: cp.name, MultiClusterServices: objs(cp.mcs),
-			ServiceExports: objs(cp.exports), ServiceImports: objs(cp.imports),
-			Policies: append(objs(cp.pps), objs(cp.cpps)...)}
+		in := status.KarmadaInput{ControlPlane: cp.Name, MultiClusterServices: objs(cp.MCS),
+			ServiceExports: objs(cp.Exports), ServiceImports: objs(cp.Imports),
+			Policies: append(objs(cp.PPs), objs(cp.CPPs)...)}
 		svcs, _ := svcInf.Lister().List(labels.Everything())
 		for _, s := range svcs {
 			in.Services = append(in.Services, types.NamespacedName{Namespace: s.Namespace, Name: s.Name})
