@@ -49,6 +49,11 @@ type Results struct {
 	StatusServices int     `json:"status_services,omitempty"`
 	StatusS        float64 `json:"status_s,omitempty"`
 	StatusFloorS   float64 `json:"status_floor_s,omitempty"`
+
+	DiagnoseS      float64 `json:"diagnose_s,omitempty"`
+	DiagnoseFloorS float64 `json:"diagnose_floor_s,omitempty"`
+	DiagnoseChecks int     `json:"diagnose_results,omitempty"`
+	DiagnoseFailed int     `json:"diagnose_failed,omitempty"`
 }
 
 func main() {
