@@ -212,6 +212,20 @@ func TestDiagnoseFaults(t *testing.T) {
 		}
 		rep, _ := diagnoseJSON(t, "", ns, "serve", "-n", ns, "--contexts", allMembers)
 		wantFailure(t, rep, diagnose.CheckDerived, "member3", "the derived Service "+ns+"/derived-serve does not exist", "it recreates the derived Service")
+
+		// --wait: runs again until the fix (here sync) has propagated, then exits 0.
+		cmd := exec.Command(binary, "--kubeconfig", kubeconfig, "diagnose", "serve", "-n", ns, "--contexts", allMembers, "--wait", "3m")
+		var out, errb lockedBuffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "diagnose --wait to report the failure and wait", func() bool { return strings.Contains(errb.String(), "checking again") })
+		mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+		if err := cmd.Wait(); err != nil || !strings.Contains(errb.String(), "1 check(s) failing (derived-service member3 service/"+ns+"/derived-serve)") ||
+			!strings.Contains(out.String(), " 0 failed, 0 warnings") {
+			t.Errorf("diagnose --wait: %v\nstderr: %s\nstdout: %s", err, errb.String(), out.String())
+		}
 	})
 	t.Run("stale slice", func(t *testing.T) {
 		ns := seedService(t, "e2e-diag-stale")
@@ -389,4 +403,30 @@ func restrictedKubeconfig(t *testing.T, ns, without string) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// TestDiagnoseKarmada: with --karmada-context, the control plane's objects as status --karmada
+// judges them, and what Karmada should have placed in the members. The stand-in control plane
+// runs no Karmada controller: the MultiClusterService is never reported on, and nothing arrives.
+func TestDiagnoseKarmada(t *testing.T) {
+	needKarmada(t)
+	ns := namespace(t, "e2e-diag-karmada", karmadaCtx, "member2")
+	service(t, karmadaCtx, ns, "serve")
+	mustMCS(t, "expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--providers", "member1", "--consumers", "member2")
+	mustMCS(t, "expose", "serve", "-n", ns, "--karmada-context", karmadaCtx, "--api=serviceexport", "--providers", "member1", "--consumers", "member2")
+	rep, _ := diagnoseJSON(t, "", ns, "serve", "-n", ns, "--contexts", allMembers, "--karmada-context", karmadaCtx)
+	var warned, exportOK bool
+	for _, x := range rep.Results {
+		if x.Check == diagnose.CheckKarmada && x.Object == "multiclusterservice/"+ns+"/serve" && x.Severity == diagnose.Warn && strings.Contains(x.Message, "no Karmada controller has reported") {
+			warned = true
+		}
+		if x.Check == diagnose.CheckKarmada && x.Object == "serviceexport/"+ns+"/serve" && x.Severity == diagnose.OK && x.Message == `placed in "member1"` {
+			exportOK = true
+		}
+	}
+	if !warned || !exportOK {
+		t.Errorf("control plane checks:\n%s", failures(rep))
+	}
+	wantFailure(t, rep, diagnose.CheckKarmadaPlaced, "member2", "the derived Service derived-serve does not exist", `the Work for "member2"`)
+	wantFailure(t, rep, diagnose.CheckKarmadaPlaced, "member2", "a consumer of MultiClusterService "+ns+"/serve without the Service", "ServiceApplied")
 }
