@@ -31,26 +31,33 @@ type objects struct {
 }
 
 func objectsOf(c *status.Cluster) *objects {
-	o := &objects{exports: map[key]*mcsv1beta1.ServiceExport{}, imports: map[key]*mcsv1beta1.ServiceImport{},
-		services: map[key]*corev1.Service{}, slices: map[key][]*discoveryv1.EndpointSlice{}, copies: map[key][]*discoveryv1.EndpointSlice{}}
-	for _, x := range c.ServiceExports {
-		o.exports[key{Namespace: x.Namespace, Name: x.Name}] = x
-	}
-	for _, x := range c.ServiceImports {
-		o.imports[key{Namespace: x.Namespace, Name: x.Name}] = x
-	}
-	for _, x := range c.Services {
-		o.services[key{Namespace: x.Namespace, Name: x.Name}] = x
-	}
-	for _, s := range c.EndpointSlices {
-		if n := s.Labels[discoveryv1.LabelServiceName]; n != "" {
-			o.slices[key{Namespace: s.Namespace, Name: n}] = append(o.slices[key{Namespace: s.Namespace, Name: n}], s)
-		}
-		if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" {
-			o.copies[key{Namespace: s.Namespace, Name: n}] = append(o.copies[key{Namespace: s.Namespace, Name: n}], s)
-		}
-	}
+	o := &objects{exports: byKey(c.ServiceExports), imports: byKey(c.ServiceImports), services: byKey(c.Services),
+		slices: groupBy(c.EndpointSlices, discoveryv1.LabelServiceName), copies: groupBy(c.EndpointSlices, mcsv1beta1.LabelServiceName)}
 	return o
+}
+
+// byKey indexes objects by namespace/name.
+func byKey[T interface {
+	GetNamespace() string
+	GetName() string
+}](items []T) map[key]T {
+	out := make(map[key]T, len(items))
+	for _, x := range items {
+		out[key{Namespace: x.GetNamespace(), Name: x.GetName()}] = x
+	}
+	return out
+}
+
+// groupBy groups slices by the service a label names (in their namespace); unlabelled ones are left out.
+func groupBy(slices []*discoveryv1.EndpointSlice, label string) map[key][]*discoveryv1.EndpointSlice {
+	out := map[key][]*discoveryv1.EndpointSlice{}
+	for _, s := range slices {
+		if n := s.Labels[label]; n != "" {
+			k := key{Namespace: s.Namespace, Name: n}
+			out[k] = append(out[k], s)
+		}
+	}
+	return out
 }
 
 // sources are the slices of a member's own Service k: not written by any MCS controller.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -115,12 +114,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.Service = args[0]
 	}
-	if !o.AllNamespaces {
-		ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-		if err != nil {
-			return err
-		}
-		o.namespace = ns
+	var err error
+	if o.namespace, err = clusterset.Namespace(o.ConfigFlags, o.AllNamespaces); err != nil {
+		return err
 	}
 	switch o.Output {
 	case "":
@@ -155,13 +151,8 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
-	if o.Service != "" {
-		if o.AllNamespaces {
-			return errors.New("a service cannot be diagnosed by name across all namespaces: drop -A or the SERVICE")
-		}
-		if errs := validation.IsDNS1035Label(o.Service); len(errs) > 0 {
-			return fmt.Errorf("service %q: not a valid Service name: %s", o.Service, errs[0])
-		}
+	if err := clusterset.ValidateService(o.Service, o.AllNamespaces, "diagnosed"); err != nil {
+		return err
 	}
 	if o.Wait < 0 {
 		return errors.New("--wait must not be negative")

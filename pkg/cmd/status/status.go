@@ -15,7 +15,6 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -129,14 +128,10 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 		o.Karmada = true
 		o.ConfigFlags.Context = &o.KarmadaContext
 	}
-	if !o.AllNamespaces {
-		ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
-		if err != nil {
-			return err
-		}
-		o.namespace = ns
-	}
 	var err error
+	if o.namespace, err = clusterset.Namespace(o.ConfigFlags, o.AllNamespaces); err != nil {
+		return err
+	}
 	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
 		return err
 	}
@@ -156,13 +151,8 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
-	if o.Service != "" {
-		if o.AllNamespaces {
-			return errors.New("a service cannot be shown by name across all namespaces: drop -A or the SERVICE")
-		}
-		if errs := validation.IsDNS1035Label(o.Service); len(errs) > 0 {
-			return fmt.Errorf("service %q: not a valid Service name: %s", o.Service, errs[0])
-		}
+	if err := clusterset.ValidateService(o.Service, o.AllNamespaces, "shown"); err != nil {
+		return err
 	}
 	if o.ChunkSize < 0 {
 		return errors.New("--chunk-size must not be negative")
