@@ -222,7 +222,7 @@ func TestDiagnoseFaults(t *testing.T) {
 		}
 		waitFor(t, "diagnose --wait to report the failure and wait", func() bool { return strings.Contains(errb.String(), "checking again") })
 		mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
-		if err := cmd.Wait(); err != nil || !strings.Contains(errb.String(), "1 check(s) failing (derived-service member3 service/"+ns+"/derived-serve)") ||
+		if err := cmd.Wait(); err != nil || !strings.Contains(errb.String(), "check(s) failing (derived-service member3 service/"+ns+"/derived-serve") ||
 			!strings.Contains(out.String(), " 0 failed, 0 warnings") {
 			t.Errorf("diagnose --wait: %v\nstderr: %s\nstdout: %s", err, errb.String(), out.String())
 		}
