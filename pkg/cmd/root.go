@@ -14,7 +14,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/diagnose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/status"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/statuscmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/synccmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/unexpose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/version"
@@ -54,7 +54,7 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		expose.NewCmdExpose(flags, streams),
 		unexpose.NewCmdUnexpose(flags, streams),
 		synccmd.NewCmdSync(flags, streams),
-		status.NewCmdStatus(flags, streams),
+		statuscmd.NewCmdStatus(flags, streams),
 		diagnose.NewCmdDiagnose(flags, streams),
 		version.NewCmdVersion(streams),
 		completion.NewCmdCompletion(streams),

@@ -40,33 +40,33 @@ func TestSingleFaults(t *testing.T) {
 		message, fix string
 	}{
 		{"sync never ran", func(s *Snapshot) {
-			e := member(s, "member1").ServiceExports[0]
+			e := memberOf(s, "member1").ServiceExports[0]
 			e.Status.Conditions, e.ManagedFields = nil, e.ManagedFields[:1]
 		}, CheckExportConds, "member1", Fail, "no MCS controller has processed this export", "kubectl mcs sync --watch"},
 		{"sync stopped before a change", func(s *Snapshot) {
 			at := metav1.NewTime(now.Add(-time.Minute))
-			sv := member(s, "member2").Services[0]
+			sv := memberOf(s, "member2").Services[0]
 			sv.ManagedFields = append(sv.ManagedFields, metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Time: &at})
 		}, CheckExportConds, "member2", Fail, "the Service changed 60s ago, after the conditions were last written (50m ago): no controller is running", "kubectl mcs sync --watch"},
 		{"deleted derived Service", func(s *Snapshot) {
-			m := member(s, "member3")
+			m := memberOf(s, "member3")
 			m.Services = m.Services[:0]
 		}, CheckDerived, "member3", Fail, "derived Service demo/derived-serve does not exist", "recreates the derived Service"},
 		{"stale slice", func(s *Snapshot) {
-			c := member(s, "member3").EndpointSlices[0]
+			c := memberOf(s, "member3").EndpointSlices[0]
 			c.Endpoints = append(c.Endpoints, c.Endpoints[0])
 			c.Endpoints[2].Addresses = []string{"10.11.0.99"}
 		}, CheckSlices, "member3", Fail, "(50m old) holds 10.11.0.99, which \"member1\" no longer has", "replaces copies whose endpoints are gone"},
 		{"CRDs missing", func(s *Snapshot) {
-			m := member(s, "member3")
+			m := memberOf(s, "member3")
 			m.Cluster = status.Cluster{ID: "member3", Context: "member3", State: status.ClusterNoCRDs}
 			m.ServedVersions = nil
 		}, CheckCRDs, "member3", Fail, "not installed", "kubectl mcs init --contexts=member3"},
 		{"foreign ServiceImport", func(s *Snapshot) {
-			member(s, "member3").ServiceImports[0].Labels = nil
+			memberOf(s, "member3").ServiceImports[0].Labels = nil
 		}, CheckImport, "member3", Fail, "was not created by kubectl-mcs", "kubectl --context member3 -n demo delete serviceimport serve"},
 		{"no delete on EndpointSlices", func(s *Snapshot) {
-			m := member(s, "member2")
+			m := memberOf(s, "member2")
 			for i := range m.Access {
 				if m.Access[i].Resource == "endpointslices" && m.Access[i].Verb == "delete" {
 					m.Access[i].Allowed = false
@@ -74,34 +74,34 @@ func TestSingleFaults(t *testing.T) {
 			}
 		}, CheckRBAC, "member2", Fail, "missing delete endpointslices.discovery.k8s.io (in namespace demo)", `user of context "member2"`},
 		{"no Lease verbs", func(s *Snapshot) {
-			m := member(s, "member1")
+			m := memberOf(s, "member1")
 			for i := range m.Access {
 				m.Access[i].Allowed = !m.Access[i].LeaderElection
 			}
 		}, CheckRBAC, "member1", Warn, "missing create leases.coordination.k8s.io, get leases", "--leader-elect"},
 		{"slice from outside the clusterset", func(s *Snapshot) {
-			m := member(s, "member3")
+			m := memberOf(s, "member3")
 			m.EndpointSlices = append(m.EndpointSlices, copyOf("member9", "10.19.0.1"))
 		}, CheckForeignSlice, "member3", Fail, `from cluster "member9", which is not in the clusterset`, "-l multicluster.kubernetes.io/source-cluster=member9"},
 		{"v1alpha1 only", func(s *Snapshot) {
-			member(s, "member2").ServedVersions = []string{"v1alpha1"}
+			memberOf(s, "member2").ServedVersions = []string{"v1alpha1"}
 		}, CheckCRDs, "member2", Warn, "serves only v1alpha1", "kubectl mcs init"},
 		{"clock skew", func(s *Snapshot) {
-			member(s, "member3").ClockOffset = ptr(2500 * time.Millisecond)
+			memberOf(s, "member3").ClockOffset = ptr(2500 * time.Millisecond)
 		}, CheckClock, "member3", Warn, `"member3" is 2.5s ahead of "member1"`, "NTP"},
 		{"CoreDNS without our block", func(s *Snapshot) {
-			member(s, "member1").CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": ".:53 {\n  kubernetes cluster.local\n}\n"}}
-			member(s, "member2").CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": DNSMarker + "\nclusterset.local:53 {}\n"}}
+			memberOf(s, "member1").CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": ".:53 {\n  kubernetes cluster.local\n}\n"}}
+			memberOf(s, "member2").CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": DNSMarker + "\nclusterset.local:53 {}\n"}}
 		}, CheckDNS, "member1", Warn, "no kubectl-mcs block", "kubectl mcs init --dns --contexts=member1"},
 		{"import IP differs from the derived Service", func(s *Snapshot) {
-			member(s, "member2").ServiceImports[0].Spec.IPs = []string{"10.96.9.9"}
+			memberOf(s, "member2").ServiceImports[0].Spec.IPs = []string{"10.96.9.9"}
 		}, CheckImportIP, "member2", Fail, "spec.ips 10.96.9.9 differ from the derived Service's cluster IPs 10.96.1.20", "kubectl mcs sync"},
 		{"import misses a source", func(s *Snapshot) {
-			member(s, "member1").ServiceImports[0].Status.Clusters = member(s, "member1").ServiceImports[0].Status.Clusters[:1]
+			memberOf(s, "member1").ServiceImports[0].Status.Clusters = memberOf(s, "member1").ServiceImports[0].Status.Clusters[:1]
 		}, CheckImport, "member1", Fail, `status.clusters lists "member1" but "member1", "member2" export it`, "kubectl mcs sync"},
 		{"clustersets differ", func(s *Snapshot) {
-			member(s, "member1").ClusterProperties = map[string]string{PropertyClusterset: "east"}
-			member(s, "member2").ClusterProperties = map[string]string{PropertyClusterset: "west"}
+			memberOf(s, "member1").ClusterProperties = map[string]string{PropertyClusterset: "east"}
+			memberOf(s, "member2").ClusterProperties = map[string]string{PropertyClusterset: "west"}
 		}, CheckClusterID, "", Fail, `"east" in "member1", "west" in "member2"`, "the same in every member"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -127,7 +127,7 @@ func expectHas(t *testing.T, r *Report, check, cluster string, sev Severity, msg
 func TestChainFaults(t *testing.T) {
 	t.Run("export of a missing Service", func(t *testing.T) {
 		s := healthy()
-		m := member(s, "member2")
+		m := memberOf(s, "member2")
 		m.Services, m.EndpointSlices = m.Services[1:], m.EndpointSlices[1:]
 		r := Run(s)
 		expectHas(t, r, CheckExportService, "member2", Fail, "there is no Service demo/serve in this cluster", "kubectl mcs unexpose serve -n demo --contexts=member2")
@@ -135,13 +135,13 @@ func TestChainFaults(t *testing.T) {
 	})
 	t.Run("ExternalName", func(t *testing.T) {
 		s := healthy()
-		sv := member(s, "member2").Services[0]
+		sv := memberOf(s, "member2").Services[0]
 		sv.Spec = corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "example.com"}
 		expectHas(t, Run(s), CheckExportService, "member2", Fail, "ExternalName", "unexpose")
 	})
 	t.Run("member down", func(t *testing.T) {
 		s := healthy()
-		m := member(s, "member2")
+		m := memberOf(s, "member2")
 		m.Cluster = status.Cluster{ID: "member2", Context: "member2", State: status.ClusterUnreachable, Message: "unreachable: connection refused"}
 		m.Access, m.ClockOffset = nil, nil
 		r := Run(s)
@@ -153,7 +153,7 @@ func TestChainFaults(t *testing.T) {
 	})
 	t.Run("conflicting export", func(t *testing.T) {
 		s := healthy()
-		sv := member(s, "member2").Services[0]
+		sv := memberOf(s, "member2").Services[0]
 		sv.Spec.Ports[0].Port = 8080
 		sv.Spec.Ports[0].Name = ""
 		r := Run(s)
@@ -164,20 +164,20 @@ func TestChainFaults(t *testing.T) {
 	})
 	t.Run("cluster ID clash", func(t *testing.T) {
 		s := healthy()
-		member(s, "member2").ClusterProperties = map[string]string{PropertyClusterID: "member1"}
+		memberOf(s, "member2").ClusterProperties = map[string]string{PropertyClusterID: "member1"}
 		r := Run(s)
 		expectHas(t, r, CheckClusterID, "member2", Fail, `ClusterProperty cluster.clusterset.k8s.io says "member1", not "member2"`, "Give each cluster its own ID")
 		expectHas(t, r, CheckClusterID, "member1", Fail, `ID "member1" is also claimed by "member2"`, "Give each cluster its own ID")
 	})
 	t.Run("the same cluster twice", func(t *testing.T) {
 		s := healthy()
-		member(s, "member3").SystemUID = "uid-member1"
+		memberOf(s, "member3").SystemUID = "uid-member1"
 		expectHas(t, Run(s), CheckClusterID, "member3", Fail, `same cluster as "member1"`, "once in --contexts")
 	})
 	t.Run("no ready endpoints anywhere", func(t *testing.T) {
 		s := healthy()
 		for _, id := range []string{"member1", "member2"} {
-			for _, sl := range member(s, id).EndpointSlices {
+			for _, sl := range memberOf(s, id).EndpointSlices {
 				for i := range sl.Endpoints {
 					sl.Endpoints[i].Conditions.Ready = ptr(false)
 				}
@@ -187,12 +187,12 @@ func TestChainFaults(t *testing.T) {
 	})
 	t.Run("derived Service not ours", func(t *testing.T) {
 		s := healthy()
-		member(s, "member3").Services[0].Labels = nil
+		memberOf(s, "member3").Services[0].Labels = nil
 		expectHas(t, Run(s), CheckDerived, "member3", Fail, "was not created by kubectl-mcs", "Delete or rename")
 	})
 	t.Run("namespace missing", func(t *testing.T) {
 		s := healthy()
-		m := member(s, "member3")
+		m := memberOf(s, "member3")
 		m.Namespaces, m.ServiceImports, m.Services, m.EndpointSlices = []string{"default"}, nil, nil, nil
 		r := Run(s)
 		if r.Summary.Failed != 0 {
@@ -213,7 +213,7 @@ func TestKarmada(t *testing.T) {
 		MultiClusterServices: []status.KarmadaMCSStatus{{Namespace: "demo", Name: "other", Health: status.Unknown},
 			{Namespace: "demo", Name: "serve", Health: status.Healthy, ConsumerClusters: []string{"member3"}, ProviderClusters: []string{"member1"}}},
 	}}
-	m3 := member(s, "member3")
+	m3 := memberOf(s, "member3")
 	m3.Services = nil
 	r := Run(s)
 	expectHas(t, r, CheckKarmada, "karmada", Fail, "No PropagationPolicy selects it", "--karmada-context=karmada --api=serviceexport")
@@ -232,9 +232,9 @@ func TestManagedFieldsOfSyncDoNotCountAsChanges(t *testing.T) {
 	// controller, even when the conditions themselves did not move.
 	s := healthy()
 	changed, acted := metav1.NewTime(now.Add(-2*time.Minute)), metav1.NewTime(now.Add(-time.Minute))
-	sv := member(s, "member1").Services[0]
+	sv := memberOf(s, "member1").Services[0]
 	sv.ManagedFields = append(sv.ManagedFields, metav1.ManagedFieldsEntry{Manager: "kubectl-edit", Time: &changed})
-	si := member(s, "member3").ServiceImports[0]
+	si := memberOf(s, "member3").ServiceImports[0]
 	si.ManagedFields = append(si.ManagedFields, metav1.ManagedFieldsEntry{Manager: names.FieldManager, Time: &acted})
 	if r := Run(s); r.Summary.Failed != 0 {
 		t.Errorf("%s", failed(r))

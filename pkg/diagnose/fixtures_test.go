@@ -85,14 +85,14 @@ func healthy() *Snapshot {
 	s := &Snapshot{Now: now, Namespace: "demo"}
 	pods := map[string][]string{"member1": {"10.11.0.1", "10.11.0.2"}, "member2": {"10.12.0.1", "10.12.0.2"}}
 	for i, id := range []string{"member1", "member2", "member3"} {
-		m := Member{Cluster: status.Cluster{ID: id, Context: id, State: status.ClusterReachable, MCSAPIVersion: "v1beta1",
-			Namespaces: []string{"default", "demo", "kube-system"}},
+		m := Member{Cluster: status.Cluster{ID: id, Context: id, State: status.ClusterReachable, MCSAPIVersion: "v1beta1"},
 			ServedVersions: []string{"v1beta1", "v1alpha1"}, SystemUID: "uid-" + id, ClockOffset: ptr(time.Duration(i) * 100 * time.Millisecond)}
 		for _, a := range SyncAccess {
 			for _, v := range a.Verbs {
 				m.Access = append(m.Access, AccessAnswer{Access: a, Verb: v, Allowed: true})
 			}
 		}
+		m.Namespaces = []string{"default", "demo", "kube-system"}
 		if ips, ok := pods[id]; ok {
 			m.ServiceExports = append(m.ServiceExports, export(id))
 			m.Services = append(m.Services, svc("serve", fmt.Sprintf("10.96.%d.10", i)))
@@ -107,7 +107,7 @@ func healthy() *Snapshot {
 	return s
 }
 
-func member(s *Snapshot, id string) *Member {
+func memberOf(s *Snapshot, id string) *Member {
 	for i := range s.Members {
 		if s.Members[i].ID == id {
 			return &s.Members[i]

@@ -10,8 +10,8 @@ import (
 
 func faulty() *Report {
 	s := healthy()
-	member(s, "member3").Services = nil // the derived Service is gone
-	member(s, "member2").ServedVersions = []string{"v1alpha1"}
+	memberOf(s, "member3").Services = nil // the derived Service is gone
+	memberOf(s, "member2").ServedVersions = []string{"v1alpha1"}
 	return Run(s)
 }
 

@@ -17,13 +17,14 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
 // aboutGroup holds ClusterProperty (KEP-2149).
 const aboutGroup = "about.k8s.io"
 
-// Read reads every member: what status reads (status.ReadClusterset), and, concurrently, what
+// Read reads every member: what status reads (member.Read), and, concurrently, what
 // only diagnose needs. It only reads (SelfSubjectAccessReviews are answered, never stored).
 func Read(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []Member {
 	out := make([]Member, len(members))
@@ -31,7 +32,7 @@ func Read(ctx context.Context, members []*clusterset.Member, ns, service string,
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for i, c := range status.ReadClusterset(ctx, members, ns, service, chunk) {
+		for i, c := range member.Read(ctx, members, ns, service, chunk) {
 			out[i].Cluster = c
 		}
 	}()
@@ -200,7 +201,7 @@ func clockOffset(ctx context.Context, cfg *rest.Config) *time.Duration {
 // ReadKarmada reads a Karmada control plane as status --karmada does.
 func ReadKarmada(ctx context.Context, name string, cfg *rest.Config, ns string, chunk int64) *Karmada {
 	k := &Karmada{Context: name}
-	cp, err := status.ConnectKarmada(name, cfg)
+	cp, err := member.ConnectControlPlane(name, cfg, nil)
 	if err != nil {
 		k.Err = err.Error()
 		return k

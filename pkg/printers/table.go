@@ -1,5 +1,5 @@
 // Package printers renders kubectl-style tables (borderless, upper-case headers, columns three
-// spaces apart) with tablewriter, and yaml/json documents.
+// spaces apart) with text/tabwriter, as kubectl does, and yaml/json documents.
 package printers
 
 import (
@@ -8,59 +8,42 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"text/tabwriter"
 
-	"github.com/olekukonko/tablewriter"
-	"github.com/olekukonko/tablewriter/renderer"
-	"github.com/olekukonko/tablewriter/tw"
 	"sigs.k8s.io/yaml"
 )
 
 // Table writes rows under headers the way `kubectl get` does. noHeaders drops the header line.
 func Table(w io.Writer, headers []string, rows [][]string, noHeaders bool) error {
 	var buf bytes.Buffer
-	t := tablewriter.NewTable(&buf,
-		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
-			Borders: tw.BorderNone,
-			Symbols: tw.NewSymbols(tw.StyleNone),
-			Settings: tw.Settings{
-				Separators: tw.SeparatorsNone,
-				Lines:      tw.Lines{ShowTop: tw.Off, ShowBottom: tw.Off, ShowHeaderLine: tw.Off, ShowFooterLine: tw.Off},
-			},
-		})),
-		tablewriter.WithConfig(tablewriter.Config{
-			Header: tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoFormat: tw.Off, AutoWrap: tw.WrapNone},
-				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
-				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "   ", Overwrite: true}},
-			},
-			Row: tw.CellConfig{
-				Formatting: tw.CellFormatting{AutoWrap: tw.WrapNone},
-				Alignment:  tw.CellAlignment{Global: tw.AlignLeft},
-				Padding:    tw.CellPadding{Global: tw.Padding{Left: "", Right: "   ", Overwrite: true}},
-			},
-		}),
-	)
+	tw := tabwriter.NewWriter(&buf, 0, 8, 3, ' ', 0)
+	line := func(cells []string) error {
+		_, err := io.WriteString(tw, strings.Join(cells, "\t")+"\n")
+		return err
+	}
 	if !noHeaders {
-		h := make([]any, len(headers))
+		h := make([]string, len(headers))
 		for i, s := range headers {
 			h[i] = strings.ToUpper(s)
 		}
-		t.Header(h...)
-	}
-	for _, r := range rows {
-		if err := t.Append(r); err != nil {
+		if err := line(h); err != nil {
 			return err
 		}
 	}
-	if err := t.Render(); err != nil {
+	for _, r := range rows {
+		if err := line(r); err != nil {
+			return err
+		}
+	}
+	if err := tw.Flush(); err != nil {
 		return err
 	}
-	// The padding that separates columns must not trail the last one.
-	for _, line := range strings.SplitAfter(buf.String(), "\n") {
-		if line == "" {
+	// An empty last cell leaves the padding of the one before it.
+	for _, l := range strings.SplitAfter(buf.String(), "\n") {
+		if l == "" {
 			continue
 		}
-		if _, err := io.WriteString(w, strings.TrimRight(line, " \n")+"\n"); err != nil {
+		if _, err := io.WriteString(w, strings.TrimRight(l, " \n")+"\n"); err != nil {
 			return err
 		}
 	}

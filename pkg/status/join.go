@@ -12,86 +12,41 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
-// Cluster is what was read from one member: every object of the listed kinds in the namespace
-// (or all namespaces) shown.
-type Cluster struct {
-	ID, Context   string
-	State         ClusterState
-	Message       string
-	MCSAPIVersion string
-	// LastKnown: State is not Reachable but the objects below are the last ones seen (--watch
-	// keeps its caches); they are shown, flagged as last known.
-	LastKnown bool
-	// Namespaces are the cluster's namespaces; NamespacesUnknown when they could not be listed.
-	Namespaces        []string
-	NamespacesUnknown bool
-
-	ServiceExports []*mcsv1beta1.ServiceExport
-	ServiceImports []*mcsv1beta1.ServiceImport
-	Services       []*corev1.Service
-	EndpointSlices []*discoveryv1.EndpointSlice
-}
-
-// hasData says whether the cluster's objects take part.
-func (c *Cluster) hasData() bool { return c.State == ClusterReachable || c.LastKnown }
+// Cluster is what was read from one member.
+type Cluster = snapshot.Cluster
 
 type key = types.NamespacedName
 
-// index is one cluster's objects by namespace/name.
+// index is one cluster's objects by namespace/name, its copies also by source cluster.
 type index struct {
 	*Cluster
-	namespaces map[string]bool
-	exports    map[key]*mcsv1beta1.ServiceExport
-	imports    map[key]*mcsv1beta1.ServiceImport
-	services   map[key]*corev1.Service
-	// sources are the slices of the cluster's own Services (kubernetes.io/service-name), never
-	// the copies any MCS controller made.
-	sources map[key][]*discoveryv1.EndpointSlice
-	// copies are imported slices by service and source cluster.
+	*snapshot.Index
 	copies map[key]map[string][]*discoveryv1.EndpointSlice
 }
 
 func newIndex(c *Cluster) *index {
-	ix := &index{Cluster: c, namespaces: map[string]bool{},
-		exports: map[key]*mcsv1beta1.ServiceExport{}, imports: map[key]*mcsv1beta1.ServiceImport{},
-		services: map[key]*corev1.Service{}, sources: map[key][]*discoveryv1.EndpointSlice{},
-		copies: map[key]map[string][]*discoveryv1.EndpointSlice{}}
-	if !c.hasData() {
-		return ix
+	if !c.HasData() {
+		return &index{Cluster: c, Index: snapshot.NewIndex(&snapshot.Objects{})}
 	}
-	for _, n := range c.Namespaces {
-		ix.namespaces[n] = true
-	}
-	for _, o := range c.ServiceExports {
-		ix.exports[key{Namespace: o.Namespace, Name: o.Name}] = o
-	}
-	for _, o := range c.ServiceImports {
-		ix.imports[key{Namespace: o.Namespace, Name: o.Name}] = o
-	}
-	for _, o := range c.Services {
-		ix.services[key{Namespace: o.Namespace, Name: o.Name}] = o
-	}
-	for _, s := range c.EndpointSlices {
-		if svc, src := s.Labels[mcsv1beta1.LabelServiceName], s.Labels[mcsv1beta1.LabelSourceCluster]; svc != "" && src != "" {
-			k := key{Namespace: s.Namespace, Name: svc}
-			if ix.copies[k] == nil {
-				ix.copies[k] = map[string][]*discoveryv1.EndpointSlice{}
+	ix := &index{Cluster: c, Index: snapshot.NewIndex(&c.Objects), copies: map[key]map[string][]*discoveryv1.EndpointSlice{}}
+	for k, l := range ix.Copies {
+		for _, s := range l {
+			if src := s.Labels[mcsv1beta1.LabelSourceCluster]; src != "" {
+				if ix.copies[k] == nil {
+					ix.copies[k] = map[string][]*discoveryv1.EndpointSlice{}
+				}
+				ix.copies[k][src] = append(ix.copies[k][src], s)
 			}
-			ix.copies[k][src] = append(ix.copies[k][src], s)
-			continue
-		}
-		if svc := s.Labels[discoveryv1.LabelServiceName]; svc != "" && !names.IsManaged(s.Labels) {
-			k := key{Namespace: s.Namespace, Name: svc}
-			ix.sources[k] = append(ix.sources[k], s)
 		}
 	}
 	return ix
 }
 
-func (ix *index) hasNamespace(ns string) bool { return ix.NamespacesUnknown || ix.namespaces[ns] }
+func (ix *index) hasNamespace(ns string) bool { return ix.NamespacesUnknown || ix.Index.Namespaces[ns] }
 
 // Build joins the clusters into the status list. Clusters keep their order; items are sorted.
 func Build(clusters []Cluster) *MultiClusterServiceStatusList {
@@ -104,17 +59,17 @@ func Build(clusters []Cluster) *MultiClusterServiceStatusList {
 		c := &clusters[i]
 		out.Clusters = append(out.Clusters, ClusterInfo{Name: c.ID, Context: c.Context, State: c.State, Message: c.Message, MCSAPIVersion: c.MCSAPIVersion})
 		idx[i] = newIndex(c)
-		if !c.hasData() {
+		if !c.HasData() {
 			continue
 		}
-		for k := range idx[i].exports {
+		for k := range idx[i].Exports {
 			keys[k] = true
 		}
-		for k := range idx[i].imports {
+		for k := range idx[i].Imports {
 			keys[k] = true
 		}
 		obs.Clusters = append(obs.Clusters, engine.ClusterState{ID: c.ID, Reachable: c.State == ClusterReachable,
-			ServiceExports: c.ServiceExports, Services: c.Services})
+			Objects: snapshot.Objects{ServiceExports: c.ServiceExports, Services: c.Services}})
 	}
 	summaries := map[key]engine.Summary{}
 	for _, s := range engine.Summarize(obs) {
@@ -133,236 +88,281 @@ func Build(clusters []Cluster) *MultiClusterServiceStatusList {
 	return out
 }
 
+// item builds one service's status in named steps, in this order: who exports, type and ports,
+// conflicts, endpoints per exporter, the per-cluster breakdown, then the problems, age and
+// health that follow from them.
+type item struct {
+	k        key
+	idx      []*index
+	byID     map[string]*index
+	sum      engine.Summary
+	out      MultiClusterServiceStatus
+	problems []string
+	valid    map[string]bool
+	// missing and noIP are the reachable clusters without an import, or with one without an IP.
+	missing, noIP []string
+	terminating   bool
+	totalReady    int
+}
+
 func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatus {
-	item := MultiClusterServiceStatus{Namespace: k.Namespace, Name: k.Name, Ports: []Port{},
-		ExportingClusters: []string{}, ImportingClusters: []string{}, Endpoints: []SourceEndpoints{},
-		Conflicts: []ConflictStatus{}, Clusters: []ClusterStatus{}}
-	var problems []string
+	b := &item{k: k, idx: idx, sum: sum, byID: map[string]*index{}, valid: map[string]bool{},
+		out: MultiClusterServiceStatus{Namespace: k.Namespace, Name: k.Name, Ports: []Port{},
+			ExportingClusters: []string{}, ImportingClusters: []string{}, Endpoints: []SourceEndpoints{},
+			Conflicts: []ConflictStatus{}, Clusters: []ClusterStatus{}}}
+	for _, ix := range idx {
+		b.byID[ix.ID] = ix
+	}
+	b.exporting()
+	b.typeAndPorts()
+	b.conflicts()
+	b.endpoints()
 	invalid := map[string]engine.InvalidExport{}
 	for _, inv := range sum.Invalid {
 		invalid[inv.Cluster] = inv
 	}
-	byID := map[string]*index{}
 	for _, ix := range idx {
-		byID[ix.ID] = ix
+		b.out.Clusters = append(b.out.Clusters, b.cluster(ix, invalid))
 	}
+	b.summarize()
+	b.age()
+	b.out.Problems = b.problems
+	switch {
+	case len(b.out.Conflicts) > 0:
+		b.out.Health = Conflict
+	case len(b.problems) > 0:
+		b.out.Health = Degraded
+	default:
+		b.out.Health = Healthy
+	}
+	return b.out
+}
 
-	// Exporting clusters: the valid exports, plus clusters we cannot read that the others'
-	// imports name as sources.
-	exporting, valid := map[string]bool{}, map[string]bool{}
-	for _, id := range sum.Exporting {
-		exporting[id], valid[id] = true, true
+// exporting: the valid exports, plus clusters we cannot read that the others' imports name as
+// sources.
+func (b *item) exporting() {
+	exporting := map[string]bool{}
+	for _, id := range b.sum.Exporting {
+		exporting[id], b.valid[id] = true, true
 	}
-	for _, ix := range idx {
-		si := ix.imports[k]
+	for _, ix := range b.idx {
 		var named []string
-		if si != nil {
+		if si := ix.Imports[b.k]; si != nil {
 			for _, c := range si.Status.Clusters {
 				named = append(named, c.Cluster)
 			}
 		}
-		for src := range ix.copies[k] {
+		for src := range ix.copies[b.k] {
 			named = append(named, src)
 		}
 		for _, src := range named {
-			if o := byID[src]; o != nil && !o.hasData() {
+			if o := b.byID[src]; o != nil && !o.HasData() {
 				exporting[src] = true
 			}
 		}
 	}
 	for id := range exporting {
-		item.ExportingClusters = append(item.ExportingClusters, id)
+		b.out.ExportingClusters = append(b.out.ExportingClusters, id)
 	}
-	sort.Strings(item.ExportingClusters)
+	sort.Strings(b.out.ExportingClusters)
+}
 
-	// Type and ports: the merged decision, else what the imports say.
-	item.Type = string(sum.Type)
-	for _, p := range sum.Ports {
-		item.Ports = append(item.Ports, toPort(p))
+// typeAndPorts: the merged decision, else what the imports say.
+func (b *item) typeAndPorts() {
+	b.out.Type = string(b.sum.Type)
+	for _, p := range b.sum.Ports {
+		b.out.Ports = append(b.out.Ports, toPort(p))
 	}
-	var firstImport *mcsv1beta1.ServiceImport
-	for _, ix := range idx {
-		if si := ix.imports[k]; si != nil {
-			item.ImportingClusters = append(item.ImportingClusters, ix.ID)
-			if firstImport == nil {
-				firstImport = si
+	var first *mcsv1beta1.ServiceImport
+	for _, ix := range b.idx {
+		if si := ix.Imports[b.k]; si != nil {
+			b.out.ImportingClusters = append(b.out.ImportingClusters, ix.ID)
+			if first == nil {
+				first = si
 			}
 		}
 	}
-	sort.Strings(item.ImportingClusters)
-	if item.Type == "" && firstImport != nil {
-		item.Type = string(firstImport.Spec.Type)
-		for _, p := range firstImport.Spec.Ports {
-			item.Ports = append(item.Ports, toPort(p))
+	sort.Strings(b.out.ImportingClusters)
+	if b.out.Type == "" && first != nil {
+		b.out.Type = string(first.Spec.Type)
+		for _, p := range first.Spec.Ports {
+			b.out.Ports = append(b.out.Ports, toPort(p))
 		}
 	}
+}
 
-	for _, c := range sum.Conflicts {
-		item.Conflicts = append(item.Conflicts, ConflictStatus{Reason: c.Reason, Winner: c.Winner,
+func (b *item) conflicts() {
+	for _, c := range b.sum.Conflicts {
+		b.out.Conflicts = append(b.out.Conflicts, ConflictStatus{Reason: c.Reason, Winner: c.Winner,
 			Disagreeing: append([]string{}, c.Disagreeing...), Message: c.Message})
-		problems = append(problems, c.Message)
+		b.problems = append(b.problems, c.Message)
 	}
+}
 
-	// Endpoints per exporting cluster: its own slices, or the copies others hold when it cannot
-	// be read.
-	totalReady := 0
-	for _, id := range item.ExportingClusters {
-		ix := byID[id]
+// endpoints per exporting cluster: its own slices, or the copies others hold when it cannot be
+// read.
+func (b *item) endpoints() {
+	for _, id := range b.out.ExportingClusters {
+		ix := b.byID[id]
 		e := SourceEndpoints{Cluster: id}
 		if ix.State == ClusterReachable {
-			e.Ready, e.Total = count(ix.sources[k])
+			e.Ready, e.Total = count(ix.Sources[b.k])
 		} else {
 			e.LastKnown = true
 			if ix.LastKnown {
-				e.Ready, e.Total = count(ix.sources[k])
+				e.Ready, e.Total = count(ix.Sources[b.k])
 			} else {
-				for _, o := range idx {
-					if r, t := count(o.copies[k][id]); t > e.Total {
+				for _, o := range b.idx {
+					if r, t := count(o.copies[b.k][id]); t > e.Total {
 						e.Ready, e.Total = r, t
 					}
 				}
 			}
-			problems = append(problems, fmt.Sprintf("Cluster %q exports it but %s: its endpoints are last known.", id, unreadable(ix.State)))
+			b.problems = append(b.problems, fmt.Sprintf("Cluster %q exports it but %s: its endpoints are last known.", id, unreadable(ix.State)))
 		}
-		totalReady += e.Ready
-		item.Endpoints = append(item.Endpoints, e)
+		b.totalReady += e.Ready
+		b.out.Endpoints = append(b.out.Endpoints, e)
 	}
+}
 
-	// Per-cluster breakdown.
-	var missing, noIP []string
-	terminating := false
-	for _, ix := range idx {
-		cs := ClusterStatus{Cluster: ix.ID, State: ix.State}
-		switch ix.State {
-		case ClusterUnreachable:
-			cs.ImportState = ImportUnreachable
-		case ClusterNoCRDs:
-			cs.ImportState = ImportNoCRDs
-		case ClusterError:
-			cs.ImportState = ImportError
-		}
-		if !ix.hasData() {
-			item.Clusters = append(item.Clusters, cs)
-			continue
-		}
-		cs.NamespaceExists = ix.hasNamespace(k.Namespace)
-		if exp := ix.exports[k]; exp != nil {
-			es := &ExportStatus{Valid: valid[ix.ID], CreationTimestamp: exp.CreationTimestamp,
-				Terminating: exp.DeletionTimestamp != nil, Managed: names.IsManaged(exp.Labels), Conditions: exp.Status.Conditions}
-			if es.Conditions == nil {
-				es.Conditions = []metav1.Condition{}
-			}
-			if inv, ok := invalid[ix.ID]; ok {
-				es.InvalidReason = inv.Reason
-				problems = append(problems, fmt.Sprintf("The export in cluster %q is not valid (%s): %s", ix.ID, inv.Reason, inv.Message))
-			} else if es.Terminating {
-				es.InvalidReason = "Terminating"
-				terminating = true
-			}
-			cs.Export = es
-		}
-		if svc := ix.services[k]; svc != nil && !names.IsManaged(svc.Labels) {
-			cs.Service = &ServiceStatus{Type: serviceType(svc), ClusterIPs: svc.Spec.ClusterIPs}
-			r, t := count(ix.sources[k])
-			cs.Endpoints = &SourceEndpoints{Cluster: ix.ID, Ready: r, Total: t, LastKnown: ix.State != ClusterReachable}
-		}
-		if si := ix.imports[k]; si != nil {
-			is := &ImportStatus{Type: string(si.Spec.Type), IPs: si.Spec.IPs, Ports: []Port{}, Sources: []string{},
-				Managed: names.IsManaged(si.Labels), Conditions: si.Status.Conditions}
-			for _, p := range si.Spec.Ports {
-				is.Ports = append(is.Ports, toPort(p))
-			}
-			for _, c := range si.Status.Clusters {
-				is.Sources = append(is.Sources, c.Cluster)
-			}
-			is.DerivedService = si.Annotations[names.DerivedServiceAnnotation]
-			if is.DerivedService == "" && is.Managed {
-				is.DerivedService = names.DerivedServiceName(k.Name)
-			}
-			if d := ix.services[key{Namespace: k.Namespace, Name: is.DerivedService}]; is.DerivedService != "" && d != nil {
-				is.DerivedServiceExists = true
-				for _, ip := range d.Spec.ClusterIPs {
-					if ip != corev1.ClusterIPNone {
-						is.DerivedServiceIPs = append(is.DerivedServiceIPs, ip)
-					}
-				}
-			}
-			cs.Import = is
-			cs.ImportState = ImportReady
-			if si.Spec.Type == mcsv1beta1.ClusterSetIP && len(si.Spec.IPs) == 0 {
-				cs.ImportState = ImportNoIP
-				if ix.State == ClusterReachable {
-					noIP = append(noIP, ix.ID)
-				}
-			}
-		} else if cs.NamespaceExists {
-			cs.ImportState = ImportMissing
+// cluster is one cluster's part: its export, its own Service, its import and what it imported.
+func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) ClusterStatus {
+	k := b.k
+	cs := ClusterStatus{Cluster: ix.ID, State: ix.State}
+	switch ix.State {
+	case ClusterUnreachable:
+		cs.ImportState = ImportUnreachable
+	case ClusterNoCRDs:
+		cs.ImportState = ImportNoCRDs
+	case ClusterError:
+		cs.ImportState = ImportError
+	}
+	if !ix.HasData() {
+		return cs
+	}
+	cs.NamespaceExists = ix.hasNamespace(k.Namespace)
+	if exp := ix.Exports[k]; exp != nil {
+		cs.Export = b.export(ix, exp, invalid)
+	}
+	if svc := ix.Services[k]; svc != nil && !names.IsManaged(svc.Labels) {
+		cs.Service = &ServiceStatus{Type: serviceType(svc), ClusterIPs: svc.Spec.ClusterIPs}
+		r, t := count(ix.Sources[k])
+		cs.Endpoints = &SourceEndpoints{Cluster: ix.ID, Ready: r, Total: t, LastKnown: ix.State != ClusterReachable}
+	}
+	switch si := ix.Imports[k]; {
+	case si != nil:
+		cs.Import = importStatus(ix, k, si)
+		cs.ImportState = ImportReady
+		if si.Spec.Type == mcsv1beta1.ClusterSetIP && len(si.Spec.IPs) == 0 {
+			cs.ImportState = ImportNoIP
 			if ix.State == ClusterReachable {
-				missing = append(missing, ix.ID)
-			}
-		} else {
-			cs.ImportState = ImportNoNamespace
-		}
-		if ix.State != ClusterReachable {
-			cs.ImportState = ImportUnreachable
-		}
-		srcs := make([]string, 0, len(ix.copies[k]))
-		for src := range ix.copies[k] {
-			srcs = append(srcs, src)
-		}
-		sort.Strings(srcs)
-		for _, src := range srcs {
-			r, t := count(ix.copies[k][src])
-			cs.ImportedEndpoints = append(cs.ImportedEndpoints, SourceEndpoints{Cluster: src, Ready: r, Total: t})
-		}
-		item.Clusters = append(item.Clusters, cs)
-	}
-
-	switch {
-	case len(item.ExportingClusters) == 0 && len(sum.Invalid) > 0:
-		problems = append(problems, "No valid export in any cluster.")
-	case len(item.ExportingClusters) == 0 && terminating:
-		problems = append(problems, "Its exports are being deleted.")
-	case len(item.ExportingClusters) == 0:
-		problems = append(problems, fmt.Sprintf("No cluster exports it: the ServiceImports in %s are left over.", quoteJoin(item.ImportingClusters)))
-	case len(item.ImportingClusters) == 0:
-		problems = append(problems, "Not imported in any cluster: no MCS controller has synced it (kubectl mcs sync).")
-	default:
-		if len(missing) > 0 {
-			problems = append(problems, fmt.Sprintf("Not imported in %s, which %s the namespace.", quoteJoin(missing), plural(len(missing), "has", "have")))
-		}
-		if len(noIP) > 0 {
-			problems = append(problems, fmt.Sprintf("The ServiceImport in %s has no clusterset IP yet.", quoteJoin(noIP)))
-		}
-	}
-	if len(item.ExportingClusters) > 0 && totalReady == 0 {
-		problems = append(problems, "No ready endpoints in any exporting cluster.")
-	}
-
-	// Age: the oldest export, else the oldest import.
-	for _, ix := range idx {
-		if exp := ix.exports[k]; exp != nil && (item.CreationTimestamp.IsZero() || exp.CreationTimestamp.Before(&item.CreationTimestamp)) {
-			item.CreationTimestamp = exp.CreationTimestamp
-		}
-	}
-	if item.CreationTimestamp.IsZero() {
-		for _, ix := range idx {
-			if si := ix.imports[k]; si != nil && (item.CreationTimestamp.IsZero() || si.CreationTimestamp.Before(&item.CreationTimestamp)) {
-				item.CreationTimestamp = si.CreationTimestamp
+				b.noIP = append(b.noIP, ix.ID)
 			}
 		}
-	}
-
-	item.Problems = problems
-	switch {
-	case len(item.Conflicts) > 0:
-		item.Health = Conflict
-	case len(problems) > 0:
-		item.Health = Degraded
+	case cs.NamespaceExists:
+		cs.ImportState = ImportMissing
+		if ix.State == ClusterReachable {
+			b.missing = append(b.missing, ix.ID)
+		}
 	default:
-		item.Health = Healthy
+		cs.ImportState = ImportNoNamespace
 	}
-	return item
+	if ix.State != ClusterReachable {
+		cs.ImportState = ImportUnreachable
+	}
+	srcs := make([]string, 0, len(ix.copies[k]))
+	for src := range ix.copies[k] {
+		srcs = append(srcs, src)
+	}
+	sort.Strings(srcs)
+	for _, src := range srcs {
+		r, t := count(ix.copies[k][src])
+		cs.ImportedEndpoints = append(cs.ImportedEndpoints, SourceEndpoints{Cluster: src, Ready: r, Total: t})
+	}
+	return cs
+}
+
+func (b *item) export(ix *index, exp *mcsv1beta1.ServiceExport, invalid map[string]engine.InvalidExport) *ExportStatus {
+	es := &ExportStatus{Valid: b.valid[ix.ID], CreationTimestamp: exp.CreationTimestamp,
+		Terminating: exp.DeletionTimestamp != nil, Managed: names.IsManaged(exp.Labels), Conditions: exp.Status.Conditions}
+	if es.Conditions == nil {
+		es.Conditions = []metav1.Condition{}
+	}
+	if inv, ok := invalid[ix.ID]; ok {
+		es.InvalidReason = inv.Reason
+		b.problems = append(b.problems, fmt.Sprintf("The export in cluster %q is not valid (%s): %s", ix.ID, inv.Reason, inv.Message))
+	} else if es.Terminating {
+		es.InvalidReason = "Terminating"
+		b.terminating = true
+	}
+	return es
+}
+
+func importStatus(ix *index, k key, si *mcsv1beta1.ServiceImport) *ImportStatus {
+	is := &ImportStatus{Type: string(si.Spec.Type), IPs: si.Spec.IPs, Ports: []Port{}, Sources: []string{},
+		Managed: names.IsManaged(si.Labels), Conditions: si.Status.Conditions}
+	for _, p := range si.Spec.Ports {
+		is.Ports = append(is.Ports, toPort(p))
+	}
+	for _, c := range si.Status.Clusters {
+		is.Sources = append(is.Sources, c.Cluster)
+	}
+	is.DerivedService = si.Annotations[names.DerivedServiceAnnotation]
+	if is.DerivedService == "" && is.Managed {
+		is.DerivedService = names.DerivedServiceName(k.Name)
+	}
+	if d := ix.Services[key{Namespace: k.Namespace, Name: is.DerivedService}]; is.DerivedService != "" && d != nil {
+		is.DerivedServiceExists = true
+		for _, ip := range d.Spec.ClusterIPs {
+			if ip != corev1.ClusterIPNone {
+				is.DerivedServiceIPs = append(is.DerivedServiceIPs, ip)
+			}
+		}
+	}
+	return is
+}
+
+// summarize states what is wrong with the service as a whole.
+func (b *item) summarize() {
+	out := &b.out
+	switch {
+	case len(out.ExportingClusters) == 0 && len(b.sum.Invalid) > 0:
+		b.problems = append(b.problems, "No valid export in any cluster.")
+	case len(out.ExportingClusters) == 0 && b.terminating:
+		b.problems = append(b.problems, "Its exports are being deleted.")
+	case len(out.ExportingClusters) == 0:
+		b.problems = append(b.problems, fmt.Sprintf("No cluster exports it: the ServiceImports in %s are left over.", quoteJoin(out.ImportingClusters)))
+	case len(out.ImportingClusters) == 0:
+		b.problems = append(b.problems, "Not imported in any cluster: no MCS controller has synced it (kubectl mcs sync).")
+	default:
+		if len(b.missing) > 0 {
+			b.problems = append(b.problems, fmt.Sprintf("Not imported in %s, which %s the namespace.", quoteJoin(b.missing), plural(len(b.missing), "has", "have")))
+		}
+		if len(b.noIP) > 0 {
+			b.problems = append(b.problems, fmt.Sprintf("The ServiceImport in %s has no clusterset IP yet.", quoteJoin(b.noIP)))
+		}
+	}
+	if len(out.ExportingClusters) > 0 && b.totalReady == 0 {
+		b.problems = append(b.problems, "No ready endpoints in any exporting cluster.")
+	}
+}
+
+// age: the oldest export, else the oldest import.
+func (b *item) age() {
+	ts := &b.out.CreationTimestamp
+	for _, ix := range b.idx {
+		if exp := ix.Exports[b.k]; exp != nil && (ts.IsZero() || exp.CreationTimestamp.Before(ts)) {
+			*ts = exp.CreationTimestamp
+		}
+	}
+	if !ts.IsZero() {
+		return
+	}
+	for _, ix := range b.idx {
+		if si := ix.Imports[b.k]; si != nil && (ts.IsZero() || si.CreationTimestamp.Before(ts)) {
+			*ts = si.CreationTimestamp
+		}
+	}
 }
 
 func unreadable(s ClusterState) string {

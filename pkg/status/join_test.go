@@ -13,6 +13,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 var (
@@ -91,7 +92,7 @@ func derived(ns, name, ip string) *corev1.Service {
 }
 
 func cluster(id string, objs ...any) Cluster {
-	c := Cluster{ID: id, Context: id, State: ClusterReachable, MCSAPIVersion: "v1beta1", Namespaces: []string{"default", "demo"}}
+	c := Cluster{ID: id, Context: id, State: ClusterReachable, MCSAPIVersion: "v1beta1", Objects: snapshot.Objects{Namespaces: []string{"default", "demo"}}}
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *mcsv1beta1.ServiceExport:

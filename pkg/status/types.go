@@ -1,7 +1,6 @@
 // Package status joins what was read from every member of a clusterset (or from a Karmada control
-// plane) into the rows of `kubectl mcs status`, and renders them. The join is pure: no clients, no
-// clock (callers pass the time), so every state a row can be in is unit-tested. read.go alone
-// talks to the members (ReadClusterset), for status and diagnose alike.
+// plane) into the rows of `kubectl mcs status`, and renders them. It is pure: no clients, no clock
+// (callers pass the time), so every state a row can be in is unit-tested.
 //
 // The types below are the documented, versioned output schema of `kubectl mcs status -o json|yaml`
 // (README, "status output schema"). Fields are only ever added within a version; a change of
@@ -11,6 +10,7 @@ package status
 import (
 	"encoding/json"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -23,18 +23,13 @@ const (
 )
 
 // ClusterState says whether a member could be read.
-type ClusterState string
+type ClusterState = snapshot.State
 
 const (
-	// ClusterReachable: every resource was read.
-	ClusterReachable ClusterState = "Reachable"
-	// ClusterUnreachable: the apiserver did not answer (with --watch: the objects shown for it
-	// are the last ones seen).
-	ClusterUnreachable ClusterState = "Unreachable"
-	// ClusterNoCRDs: the cluster serves neither v1beta1 nor v1alpha1 of multicluster.x-k8s.io.
-	ClusterNoCRDs ClusterState = "NoCRDs"
-	// ClusterError: the apiserver answered but a list failed (e.g. forbidden); see message.
-	ClusterError ClusterState = "Error"
+	ClusterReachable   = snapshot.Reachable
+	ClusterUnreachable = snapshot.Unreachable
+	ClusterNoCRDs      = snapshot.NoCRDs
+	ClusterError       = snapshot.Error
 )
 
 // Health sums a row up. Anything but Healthy is marked in the table.

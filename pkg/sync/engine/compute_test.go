@@ -12,6 +12,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // threeMembers exports demo/serve from member1 (oldest), member2 and member3; mut changes the
@@ -314,7 +315,7 @@ func TestImports(t *testing.T) {
 		obs := Observed{Now: now, Clusters: []ClusterState{
 			member("member1", svc, mkExport("demo", "serve", 0), mkSlice("demo", "serve", "serve-abc", "10.1.0.1"), derived1, imp1),
 			member("member2"),
-			{ID: "member3", Reachable: true, Namespaces: []string{"other"}},
+			{ID: "member3", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{"other"}}},
 		}}
 		d := Compute(obs)
 		if len(d.Clusters["member3"].ServiceImports) != 0 {
@@ -443,7 +444,7 @@ func TestReady(t *testing.T) {
 		return Observed{Now: now, Clusters: []ClusterState{
 			member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0), managedImp()),
 			member("m2", m2...),
-			{ID: "m3", Namespaces: []string{"demo"}}, // unreachable: does not count
+			{ID: "m3", Objects: snapshot.Objects{Namespaces: []string{"demo"}}}, // unreachable: does not count
 		}}
 	}
 	if c := ready(base()); c.Status != metav1.ConditionFalse || c.Reason != "Pending" || !strings.Contains(c.Message, `"m2"`) {
@@ -495,9 +496,9 @@ func TestSources(t *testing.T) {
 	otherNS := mkSlice("other", "serve", "x-1", "10.7.7.7")
 	obs := Observed{Now: now, Clusters: []ClusterState{
 		member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0), mkSlice("demo", "serve", "s1", "10.1.0.1"), ours, other, otherNS),
-		{ID: "m2", Reachable: false, Namespaces: []string{"demo"}, Services: []*corev1.Service{mkService("demo", "serve")},
+		{ID: "m2", Reachable: false, Objects: snapshot.Objects{Namespaces: []string{"demo"}, Services: []*corev1.Service{mkService("demo", "serve")},
 			ServiceExports: []*mcsv1beta1.ServiceExport{mkExport("demo", "serve", 1)},
-			EndpointSlices: []*discoveryv1.EndpointSlice{mkSlice("demo", "serve", "s2", "10.2.0.1")}},
+			EndpointSlices: []*discoveryv1.EndpointSlice{mkSlice("demo", "serve", "s2", "10.2.0.1")}}},
 	}}
 	d := Compute(obs)
 	if _, ok := d.Clusters["m2"]; ok {

@@ -12,6 +12,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 type byteSrc struct {
@@ -47,7 +48,7 @@ func genObserved(b []byte) Observed {
 	obs := Observed{Now: now}
 	nClusters := 1 + s.pick(4)
 	for ci := 0; ci < nClusters; ci++ {
-		c := ClusterState{ID: string(rune('a' + ci)), Reachable: s.pick(4) != 0, Namespaces: []string{"ns1"}}
+		c := ClusterState{ID: string(rune('a' + ci)), Reachable: s.pick(4) != 0, Objects: snapshot.Objects{Namespaces: []string{"ns1"}}}
 		if s.pick(2) == 0 {
 			c.Namespaces = append(c.Namespaces, "ns2")
 		}

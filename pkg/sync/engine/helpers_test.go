@@ -11,6 +11,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 var (
@@ -52,7 +53,7 @@ func mkSlice(ns, svc, name string, addrs ...string) *discoveryv1.EndpointSlice {
 
 // member is a reachable cluster with namespace "demo" and the given objects.
 func member(id string, objs ...any) ClusterState {
-	c := ClusterState{ID: id, Reachable: true, Namespaces: []string{"default", "demo"}}
+	c := ClusterState{ID: id, Reachable: true, Objects: snapshot.Objects{Namespaces: []string{"default", "demo"}}}
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *mcsv1beta1.ServiceExport:

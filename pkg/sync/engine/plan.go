@@ -83,7 +83,7 @@ func planCluster(obs Observed, ci *clusterIndex, cd *ClusterDesired, fm string) 
 	for _, d := range cd.ServiceImports {
 		k := key{Namespace: d.Namespace, Name: d.Name}
 		wantImp[k] = true
-		o := ci.imports[k]
+		o := ci.ix.Imports[k]
 		switch {
 		case o == nil:
 			add(KindServiceImport, VerbCreate, d.ObjectMeta, d)
@@ -105,7 +105,7 @@ func planCluster(obs Observed, ci *clusterIndex, cd *ClusterDesired, fm string) 
 	for _, d := range cd.Services {
 		k := key{Namespace: d.Namespace, Name: d.Name}
 		wantSvc[k] = true
-		o := ci.services[k]
+		o := ci.ix.Services[k]
 		switch {
 		case o == nil:
 			add(KindService, VerbCreate, d.ObjectMeta, d)
@@ -124,7 +124,7 @@ func planCluster(obs Observed, ci *clusterIndex, cd *ClusterDesired, fm string) 
 	for _, d := range cd.EndpointSlices {
 		k := key{Namespace: d.Namespace, Name: d.Name}
 		wantSlice[k] = true
-		o := ci.slices[k]
+		o := ci.ix.Slices[k]
 		switch {
 		case o == nil:
 			add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)

@@ -49,11 +49,11 @@ func Summarize(obs Observed) []Summary {
 			if exp == nil {
 				continue
 			}
-			if reason, msg := exportInvalid(k, ci.services[k]); reason != "" {
+			if reason, msg := exportInvalid(k, ci.ix.Services[k]); reason != "" {
 				s.Invalid = append(s.Invalid, InvalidExport{Cluster: ci.ID, Reason: reason, Message: msg})
 				continue
 			}
-			cons = append(cons, constituent{cluster: ci.ID, export: exp, svc: ci.services[k]})
+			cons = append(cons, constituent{cluster: ci.ID, export: exp, svc: ci.ix.Services[k]})
 		}
 		if len(cons) > 0 {
 			sortConstituents(cons)

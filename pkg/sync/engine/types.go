@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // Observed is the state of every member cluster as the informer caches see it.
@@ -44,13 +46,9 @@ type ClusterState struct {
 	ID string
 	// Reachable false means the cache holds last-known objects: they still act as sources, but
 	// nothing is desired in or written to the cluster and it does not count for Ready.
-	Reachable  bool
-	Namespaces []string
-
-	ServiceExports []*mcsv1beta1.ServiceExport
-	Services       []*corev1.Service
-	EndpointSlices []*discoveryv1.EndpointSlice
-	ServiceImports []*mcsv1beta1.ServiceImport
+	Reachable bool
+	// Objects are what was read; Namespaces are those that can hold imports (not terminating).
+	snapshot.Objects
 
 	// ImportSchema and ExportSchema are the member's served ServiceImport and ServiceExport
 	// schemas: only what they declare is written there, and compared.

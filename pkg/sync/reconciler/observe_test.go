@@ -1,47 +1,32 @@
 package reconciler
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	corelisters "k8s.io/client-go/listers/core/v1"
-	"k8s.io/client-go/tools/cache"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
 // readMember is a member whose caches synced, holding objs (typed, or unstructured for an
-// export that does not decode).
-func readMember(t *testing.T, id string, nsPhase corev1.NamespacePhase, objs ...any) *member {
+// export that does not decode) and namespace demo in phase nsPhase.
+func readMember(t *testing.T, id string, nsPhase corev1.NamespacePhase, objs ...any) *cluster {
 	t.Helper()
-	m := &member{Member: &clusterset.Member{Ref: clusterset.Ref{Context: id, ID: id}}, synced: true, reachable: true}
-	var svcs, exps, imps []any
-	slices := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{sliceIndex: sliceKeys})
-	for _, o := range objs {
-		switch o := o.(type) {
-		case *corev1.Service:
-			svcs = append(svcs, o)
-		case *mcsv1beta1.ServiceExport, *unstructured.Unstructured:
-			exps = append(exps, o)
-		case *mcsv1beta1.ServiceImport:
-			imps = append(imps, o)
-		case *discoveryv1.EndpointSlice:
-			if err := slices.Add(o); err != nil {
-				t.Fatal(err)
-			}
-		}
+	objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Status: corev1.NamespaceStatus{Phase: nsPhase}})
+	m, err := member.Joined(&clusterset.Member{Ref: clusterset.Ref{Context: id, ID: id}}, mcsapi.V1beta1, objs...)
+	if err != nil {
+		t.Fatal(err)
 	}
-	m.services = corelisters.NewServiceLister(store(t, svcs...))
-	m.namespaces = corelisters.NewNamespaceLister(store(t, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Status: corev1.NamespaceStatus{Phase: nsPhase}}))
-	m.exports, m.imports, m.slices = store(t, exps...), store(t, imps...), slices
-	return m
+	return &cluster{Member: m}
 }
 
 func svcObj(ns, name string) *corev1.Service {
@@ -56,8 +41,8 @@ func TestObserveMembership(t *testing.T) {
 	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
 		"metadata": map[string]any{"namespace": "demo", "name": "serve"}, "spec": "not an object"}}
 	good := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", CreationTimestamp: metav1.Now()}}
-	unsynced := &member{Member: &clusterset.Member{Ref: clusterset.Ref{Context: "m4", ID: "m4"}}}
-	r := &Reconciler{opts: Options{UnreachableTimeout: time.Minute}, now: time.Now, members: []*member{
+	unsynced := &cluster{Member: member.New([]*clusterset.Member{{Ref: clusterset.Ref{Context: "m4", ID: "m4"}}}, member.Config{})[0]}
+	r := &Reconciler{opts: Options{UnreachableTimeout: time.Minute}, now: time.Now, clusters: []*cluster{
 		readMember(t, "m1", corev1.NamespaceActive, bad, svcObj("demo", "serve")),
 		readMember(t, "m2", corev1.NamespaceActive, good, svcObj("demo", "serve")),
 		readMember(t, "m3", corev1.NamespaceTerminating),
@@ -83,7 +68,8 @@ func TestObserveMembership(t *testing.T) {
 	}
 
 	// Unreachable past the timeout: evicted.
-	r.members[1].reachable, r.members[1].unreachable = false, time.Now().Add(-2*time.Minute)
+	r.now = func() time.Time { return time.Now().Add(2 * time.Minute) }
+	r.clusters[1].Probed(errors.New("connection refused"))
 	if obs, _ := r.observe("demo", "serve"); strings.Join(obs.Evicted, ",") != "m2" {
 		t.Errorf("evicted %v, want m2", obs.Evicted)
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
@@ -51,10 +52,10 @@ type key = types.NamespacedName
 
 // Reconciler keeps the clusterset in sync.
 type Reconciler struct {
-	opts    Options
-	members []*member
-	queue   workqueue.TypedRateLimitingInterface[key]
-	writes  atomic.Int64
+	opts     Options
+	clusters []*cluster
+	queue    workqueue.TypedRateLimitingInterface[key]
+	writes   atomic.Int64
 
 	mu         sync.Mutex
 	conflicts  map[key][]engine.Conflict
@@ -81,54 +82,36 @@ func New(members []*clusterset.Member, opts Options) *Reconciler {
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](),
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "kubectl-mcs"}),
 	}
-	for _, m := range members {
-		r.members = append(r.members, &member{Member: m, joinErr: m.Err})
-	}
+	r.newClusters(members)
 	return r
 }
 
 // Start joins every member in the background: each is retried with backoff until it answers
-// and its caches sync, however late (see join).
+// and its caches sync, however late (pkg/member).
 func (r *Reconciler) Start(ctx context.Context) {
-	for _, m := range r.members {
-		if m.Client == nil {
-			continue // no client could be built from its kubeconfig: nothing to retry
-		}
-		go r.join(ctx, m)
+	for _, c := range r.clusters {
+		go c.Run(ctx)
 	}
 }
 
-// WaitForSync waits until every member that answered at connect has joined, or failed to (no
-// CRDs, say), or the timeout. Members that have not joined are not read: their recorded exports
-// stand, and they join when they can.
+// WaitForSync waits until every member has joined, or failed to (it is down, or has no CRDs),
+// or the timeout. Members that have not joined are not read: their recorded exports stand, and
+// they join when they can.
 func (r *Reconciler) WaitForSync(ctx context.Context, timeout time.Duration) {
-	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		for _, m := range r.members {
-			m.mu.Lock()
-			waiting := !m.synced && m.joinErr == nil
-			m.mu.Unlock()
-			if waiting && m.Err == nil {
-				return false, nil
-			}
-		}
-		return true, nil
-	})
+	ms := make([]*member.Member, len(r.clusters))
+	for i, c := range r.clusters {
+		ms[i] = c.Member
+	}
+	member.Wait(ctx, ms, timeout)
 }
 
 // Unreachable lists the members that cannot be read now, with why.
 func (r *Reconciler) Unreachable() map[string]string {
 	out := map[string]string{}
-	for _, m := range r.members {
-		m.mu.Lock()
-		switch {
-		case !m.synced && m.joinErr != nil:
-			out[m.ID] = m.joinErr.Error()
-		case !m.synced:
-			out[m.ID] = "caches not synced yet"
-		case !m.reachable:
-			out[m.ID] = "unreachable since " + m.unreachable.Format(time.RFC3339)
+	for _, c := range r.clusters {
+		if why := c.State().Unreachable(); why != "" {
+			out[c.ID] = why
 		}
-		m.mu.Unlock()
 	}
 	return out
 }
@@ -154,11 +137,11 @@ func (r *Reconciler) allKeys() []key { return r.keysIn("") }
 // keysIn is every service that some member knows in namespace ns ("": all), sorted.
 func (r *Reconciler) keysIn(ns string) []key {
 	seen := map[key]bool{}
-	for _, m := range r.members {
-		if synced, _, _ := m.state(); !synced {
+	for _, c := range r.clusters {
+		if !c.State().Joined {
 			continue
 		}
-		for _, k := range m.keys(ns) {
+		for _, k := range c.Keys(ns) {
 			seen[k] = true
 		}
 	}
@@ -171,6 +154,7 @@ func (r *Reconciler) keysIn(ns string) []key {
 // `kubectl mcs sync`. Later passes pick up what the apiservers filled in, such as the derived
 // Service's cluster IP that the ServiceImport must carry.
 func (r *Reconciler) SyncAll(ctx context.Context) error {
+	defer r.flushEvents(ctx)
 	const maxPasses = 10
 	for pass := 0; pass < maxPasses; pass++ {
 		before := r.writes.Load()
@@ -194,6 +178,15 @@ func (r *Reconciler) SyncAll(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// flushEvents waits, briefly, for the events recorded to be written.
+func (r *Reconciler) flushEvents(ctx context.Context) {
+	for _, c := range r.clusters {
+		if c.events != nil {
+			c.events.flush(ctx, 5*time.Second)
+		}
+	}
 }
 
 // Run processes the queue until ctx ends: the `--watch` loop.
@@ -286,10 +279,10 @@ func firstKindPerCluster(actions []engine.Action) [][]engine.Action {
 	return out
 }
 
-func (r *Reconciler) member(id string) *member {
-	for _, m := range r.members {
-		if m.ID == id {
-			return m
+func (r *Reconciler) cluster(id string) *cluster {
+	for _, c := range r.clusters {
+		if c.ID == id {
+			return c
 		}
 	}
 	return nil

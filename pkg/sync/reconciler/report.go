@@ -3,7 +3,6 @@ package reconciler
 // Reports: conflicts, skipped objects, changes and events, for the commands and the users.
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sort"
@@ -15,7 +14,6 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -57,7 +55,7 @@ func (r *Reconciler) recordChanges(actions []engine.Action) {
 }
 
 // recordConflictEvent emits an Event on a ServiceExport whose Conflict condition changes.
-func (r *Reconciler) recordConflictEvent(ctx context.Context, m *member, obs engine.Observed, a engine.Action) {
+func (r *Reconciler) recordConflictEvent(m *cluster, obs engine.Observed, a engine.Action) {
 	want, _ := a.Object.(*mcsv1beta1.ServiceExport)
 	if want == nil {
 		return
@@ -82,19 +80,12 @@ func (r *Reconciler) recordConflictEvent(ctx context.Context, m *member, obs eng
 	if after.Status != metav1.ConditionTrue {
 		typ, reason = corev1.EventTypeNormal, "ConflictResolved"
 	}
-	now := metav1.NewTime(r.now())
-	ev := &corev1.Event{
-		ObjectMeta: metav1.ObjectMeta{GenerateName: a.Name + ".", Namespace: a.Namespace,
-			Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue}},
-		InvolvedObject: corev1.ObjectReference{APIVersion: mcsapi.Group + "/" + m.version, Kind: mcsv1beta1.ServiceExportKindName,
-			Namespace: a.Namespace, Name: a.Name, UID: want.UID},
-		Type: typ, Reason: reason, Message: after.Message,
-		Source:         corev1.EventSource{Component: names.FieldManager},
-		FirstTimestamp: now, LastTimestamp: now, Count: 1,
+	if m.events == nil {
+		return
 	}
-	if _, err := m.Client.CoreV1().Events(a.Namespace).Create(ctx, ev, metav1.CreateOptions{}); err != nil {
-		klog.V(2).InfoS("could not record event", "cluster", m.ID, "export", a.Namespace+"/"+a.Name, "err", err)
-	}
+	m.events.Eventf(&corev1.ObjectReference{APIVersion: mcsapi.Group + "/" + m.State().Version, Kind: mcsv1beta1.ServiceExportKindName,
+		Namespace: a.Namespace, Name: a.Name, UID: want.UID}, typ, reason, "%s", after.Message)
+	klog.V(2).InfoS("event", "cluster", m.ID, "export", a.Namespace+"/"+a.Name, "reason", reason)
 }
 
 // Conflicts returns every current conflict, sorted.

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
@@ -67,8 +66,8 @@ func TestDroppedFieldIsBounded(t *testing.T) {
 		Labels: ours, Annotations: map[string]string{names.DerivedServiceAnnotation: "derived-serve"}}}
 	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", CreationTimestamp: metav1.Now()}}
 	m := readMember(t, "m1", corev1.NamespaceActive, svc, exp, imp)
-	m.Dynamic, m.version = dyn, mcsapi.V1beta1
-	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, members: []*member{m},
+	m.Dynamic = dyn
+	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: []*cluster{m},
 		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
 

@@ -93,7 +93,7 @@ func (r *Reconciler) executeRound(ctx context.Context, obs engine.Observed, perC
 
 // execute performs one planned action with server-side apply (or a delete).
 func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.Action) error {
-	m := r.member(a.Cluster)
+	m := r.cluster(a.Cluster)
 	ref := fmt.Sprintf("cluster %q: %s %s/%s", a.Cluster, a.Kind, a.Namespace, a.Name)
 	if r.opts.DryRun {
 		return nil
@@ -103,7 +103,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		return fmt.Errorf("%s: unknown kind", ref)
 	}
 	var sub string
-	res := m.Dynamic.Resource(wk.gvr(m.version)).Namespace(a.Namespace)
+	res := m.Dynamic.Resource(wk.gvr(m.State().Version)).Namespace(a.Namespace)
 	r.writes.Add(1)
 	if r.opts.Metrics != nil {
 		r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, a.Verb).Inc()
@@ -125,7 +125,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		}
 		return nil
 	}
-	body, err := applyBody(a, wk.apiVersion(m.version), wk.kind, writeUID(a, last))
+	body, err := applyBody(a, wk.apiVersion(m.State().Version), wk.kind, writeUID(a, last))
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
 	}
@@ -155,7 +155,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		m.recent.wrote(a.Kind, o)
 	}
 	if a.Kind == engine.KindServiceExportStatus {
-		r.recordConflictEvent(ctx, m, obs, a)
+		r.recordConflictEvent(m, obs, a)
 	}
 	return nil
 }

@@ -23,7 +23,9 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -74,15 +76,19 @@ func TestWritesNeverTakeOver(t *testing.T) {
 	}
 
 	r := New([]*clusterset.Member{cm}, Options{})
-	r.members[0].version = mcsapi.V1beta1
+	joined, err := member.Joined(cm, mcsapi.V1beta1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clusters[0].Member = joined
 	// What a stale cache saw: nothing for the creates; for the update and the delete, objects of
 	// ours with the same names that were since replaced by the user's.
 	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web"}
 	staleSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns, UID: "1d0f7e7e-0000-4000-8000-000000000001", Labels: managed}}
 	staleSlice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-member1-abc", Namespace: ns,
 		UID: "1d0f7e7e-0000-4000-8000-000000000002", Labels: managed}}
-	obs := engine.Observed{Clusters: []engine.ClusterState{{ID: "member2", Reachable: true, Namespaces: []string{ns},
-		Services: []*corev1.Service{staleSvc}, EndpointSlices: []*discoveryv1.EndpointSlice{staleSlice}}}}
+	obs := engine.Observed{Clusters: []engine.ClusterState{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
+		Services: []*corev1.Service{staleSvc}, EndpointSlices: []*discoveryv1.EndpointSlice{staleSlice}}}}}
 
 	wantImp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns,
 		Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue}, Annotations: map[string]string{names.DerivedServiceAnnotation: "derived-web"}},

@@ -1,6 +1,6 @@
 // Package status implements `kubectl mcs status`: the multi-cluster view of services, read from
 // every member of the clusterset (or from a Karmada control plane with --karmada).
-package status
+package statuscmd
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 	"k8s.io/cli-runtime/pkg/printers"
@@ -23,6 +24,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -128,10 +130,14 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 		o.Karmada = true
 		o.ConfigFlags.Context = &o.KarmadaContext
 	}
-	var err error
-	if o.namespace, err = clusterset.Namespace(o.ConfigFlags, o.AllNamespaces); err != nil {
-		return err
+	if !o.AllNamespaces {
+		ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
+		if err != nil {
+			return err
+		}
+		o.namespace = ns
 	}
+	var err error
 	if o.printer, err = o.PrintFlags.ToPrinter(); err != nil {
 		return err
 	}
@@ -151,8 +157,13 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 
 // Validate checks flag combinations.
 func (o *Options) Validate() error {
-	if err := clusterset.ValidateService(o.Service, o.AllNamespaces, "shown"); err != nil {
-		return err
+	if o.Service != "" {
+		if o.AllNamespaces {
+			return errors.New("a service cannot be shown by name across all namespaces: drop -A or the SERVICE")
+		}
+		if errs := validation.IsDNS1035Label(o.Service); len(errs) > 0 {
+			return fmt.Errorf("service %q: not a valid Service name: %s", o.Service, errs[0])
+		}
 	}
 	if o.ChunkSize < 0 {
 		return errors.New("--chunk-size must not be negative")
@@ -177,7 +188,7 @@ func (o *Options) Run(ctx context.Context) error {
 		return o.watch(ctx)
 	}
 	start := time.Now()
-	clusters := status.ReadClusterset(ctx, o.members, o.namespace, o.Service, o.ChunkSize)
+	clusters := member.Read(ctx, o.members, o.namespace, o.Service, o.ChunkSize)
 	read := time.Now()
 	o.warn(clusters, nil)
 	if err := nothingRead(clusters); err != nil {

@@ -1,4 +1,4 @@
-package status
+package member
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 func TestListAllPagesAndRestartsOnExpiredToken(t *testing.T) {
 	var calls []metav1.ListOptions
 	expired := false
-	got, err := ListAll(context.Background(), 2, metav1.ListOptions{LabelSelector: "a=b"}, func(_ context.Context, o metav1.ListOptions) ([]int, string, error) {
+	got, err := listAll(context.Background(), 2, metav1.ListOptions{LabelSelector: "a=b"}, func(_ context.Context, o metav1.ListOptions) ([]int, string, error) {
 		calls = append(calls, o)
 		switch {
 		case o.Continue == "" && o.Limit == 2:

@@ -1,4 +1,4 @@
-package status
+package statuscmd
 
 import (
 	"bytes"
@@ -6,26 +6,16 @@ import (
 	"fmt"
 	"io"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
-	"k8s.io/client-go/tools/cache"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
-// connectKarmada builds the clients of the --context cluster and finds what it serves.
-func (o *Options) connectKarmada() (*status.KarmadaControlPlane, error) {
-	name := o.controlPlaneName()
+// connectKarmada connects to the --context cluster.
+func (o *Options) connectKarmada() (*member.ControlPlane, error) {
 	cfg, err := o.ConfigFlags.ToRESTConfig()
-	if err != nil {
-		return nil, fmt.Errorf("cluster %q: %w", name, err)
-	}
-	return status.ConnectKarmada(name, cfg)
+	return member.ConnectControlPlane(o.controlPlaneName(), cfg, err)
 }
 
 // controlPlaneName is how output and errors name the control plane: its context.
@@ -112,62 +102,12 @@ func (o *Options) watchKarmada(ctx context.Context) error {
 		default:
 		}
 	}
-	h := cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { notify() },
-		UpdateFunc: func(any, any) { notify() },
-		DeleteFunc: func(any) { notify() },
-	}
-	kf := informers.NewSharedInformerFactoryWithOptions(cp.Kube, 0, informers.WithNamespace(o.namespace))
-	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(cp.Dyn, 0, o.namespace, nil)
-	cdf := dynamicinformer.NewDynamicSharedInformerFactory(cp.Dyn, 0)
-	svcInf := kf.Core().V1().Services()
-	listers := map[*schema.GroupVersionResource]cache.GenericLister{}
-	infs := []cache.SharedIndexInformer{svcInf.Informer()}
-	for _, gvr := range []*schema.GroupVersionResource{cp.MCS, cp.Exports, cp.Imports, cp.PPs} {
-		if gvr != nil {
-			gi := df.ForResource(*gvr)
-			listers[gvr], infs = gi.Lister(), append(infs, gi.Informer())
-		}
-	}
-	if cp.CPPs != nil {
-		gi := cdf.ForResource(*cp.CPPs)
-		listers[cp.CPPs], infs = gi.Lister(), append(infs, gi.Informer())
-	}
-	var synced []cache.InformerSynced
-	for _, inf := range infs {
-		if _, err := inf.AddEventHandler(h); err != nil {
-			return err
-		}
-		synced = append(synced, inf.HasSynced)
-	}
-	kf.Start(ctx.Done())
-	df.Start(ctx.Done())
-	cdf.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		return fmt.Errorf("cluster %q: caches not synced", cp.Name)
-	}
-	objs := func(gvr *schema.GroupVersionResource) []*unstructured.Unstructured {
-		if gvr == nil {
-			return nil
-		}
-		l, _ := listers[gvr].List(labels.Everything())
-		out := make([]*unstructured.Unstructured, 0, len(l))
-		for _, x := range l {
-			if u, ok := x.(*unstructured.Unstructured); ok {
-				out = append(out, u)
-			}
-		}
-		return out
+	read, err := cp.Watch(ctx, o.namespace, notify)
+	if err != nil {
+		return err
 	}
 	snapshot := func() (runtime.Object, error) {
-		in := status.KarmadaInput{ControlPlane: cp.Name, MultiClusterServices: objs(cp.MCS),
-			ServiceExports: objs(cp.Exports), ServiceImports: objs(cp.Imports),
-			Policies: append(objs(cp.PPs), objs(cp.CPPs)...)}
-		svcs, _ := svcInf.Lister().List(labels.Everything())
-		for _, s := range svcs {
-			in.Services = append(in.Services, types.NamespacedName{Namespace: s.Namespace, Name: s.Name})
-		}
-		l := status.BuildKarmada(in)
+		l := status.BuildKarmada(read())
 		_ = o.filterKarmada(l)
 		return l, nil
 	}

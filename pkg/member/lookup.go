@@ -1,0 +1,108 @@
+package member
+
+import (
+	"maps"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/cache"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+// What one service's decision reads from a joined member's caches, without a scan.
+
+// sliceIndex finds a service's slices without scanning the namespace: a source slice under
+// "ns/src/SERVICE" (kubernetes.io/service-name), an MCS copy under "ns/mcs/SERVICE".
+const sliceIndex = "service"
+
+func sliceKeys(obj any) ([]string, error) {
+	s, ok := obj.(*discoveryv1.EndpointSlice)
+	if !ok {
+		return nil, nil
+	}
+	var out []string
+	if n := s.Labels[discoveryv1.LabelServiceName]; n != "" {
+		out = append(out, s.Namespace+"/src/"+n)
+	}
+	if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" {
+		out = append(out, s.Namespace+"/mcs/"+n)
+	}
+	return out, nil
+}
+
+// Namespace is the namespace name, if it exists.
+func (m *Member) Namespace(name string) (*corev1.Namespace, error) { return m.namespaces.Get(name) }
+
+// Service is the Service ns/name, if it exists.
+func (m *Member) Service(ns, name string) (*corev1.Service, error) {
+	return m.services.Services(ns).Get(name)
+}
+
+// Export is the ServiceExport ns/name: nil when there is none, an error when it does not decode.
+func (m *Member) Export(ns, name string) (*mcsv1beta1.ServiceExport, error) {
+	return decode.Cached[mcsv1beta1.ServiceExport](m.exports, ns+"/"+name)
+}
+
+// Import is the ServiceImport ns/name, as Export.
+func (m *Member) Import(ns, name string) (*mcsv1beta1.ServiceImport, error) {
+	return decode.Cached[mcsv1beta1.ServiceImport](m.imports, ns+"/"+name)
+}
+
+// SlicesOf are the slices that concern service ns/name: its Service's, its derived Service's,
+// and the copies made for it.
+func (m *Member) SlicesOf(ns, name string) []*discoveryv1.EndpointSlice {
+	var out []*discoveryv1.EndpointSlice
+	seen := map[string]bool{}
+	for _, k := range []string{ns + "/src/" + name, ns + "/src/" + names.DerivedServiceName(name), ns + "/mcs/" + name} {
+		l, _ := m.slices.ByIndex(sliceIndex, k)
+		for _, o := range l {
+			if s := o.(*discoveryv1.EndpointSlice); !seen[s.Name] {
+				seen[s.Name] = true
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// Keys lists every service the member's caches say needs a decision: exported ones and those
+// that still have objects of ours; in namespace ns, or in all of them when ns is "".
+func (m *Member) Keys(ns string) []types.NamespacedName {
+	seen := map[types.NamespacedName]bool{}
+	add := func(objNS, n string) {
+		if ns == "" || objNS == ns {
+			seen[types.NamespacedName{Namespace: objNS, Name: n}] = true
+		}
+	}
+	in := func(store cache.Indexer) []any {
+		if ns != "" {
+			if l, err := store.ByIndex(cache.NamespaceIndex, ns); err == nil {
+				return l
+			}
+		}
+		return store.List()
+	}
+	for _, o := range in(m.exports) {
+		if a, err := meta.Accessor(o); err == nil {
+			add(a.GetNamespace(), a.GetName())
+		}
+	}
+	for _, o := range in(m.imports) {
+		if a, err := meta.Accessor(o); err == nil && names.IsManaged(a.GetLabels()) {
+			add(a.GetNamespace(), a.GetName())
+		}
+	}
+	for _, o := range in(m.slices) {
+		s := o.(*discoveryv1.EndpointSlice)
+		if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" && s.Labels[names.EndpointSliceManagedByLabel] == names.EndpointSliceManagedByValue {
+			add(s.Namespace, n)
+		}
+	}
+	return slices.Collect(maps.Keys(seen))
+}

@@ -1,0 +1,367 @@
+// Package member reads the member clusters of a clusterset, for every command: one-shot lists
+// (Read) and, for `sync` and `status --watch`, a Member that joins when it can (retried with
+// backoff until it answers and its caches have synced, however late), keeps informer caches of
+// the kinds MCS reads, and probes its health. What was read comes out as snapshot types.
+package member
+
+import (
+	"context"
+	"errors"
+	"math"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/informers"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
+)
+
+// Kinds of the objects a Member watches, as Handlers get them.
+const (
+	KindService       = "Service"
+	KindEndpointSlice = "EndpointSlice"
+	KindServiceExport = "ServiceExport"
+	KindServiceImport = "ServiceImport"
+)
+
+// Handlers are what a Member calls. Any may be nil.
+type Handlers struct {
+	// Object: an object changed in m; service is the service it concerns (ServiceOf).
+	Object func(m *Member, kind string, service types.NamespacedName, obj any, deleted bool)
+	// Namespace: a namespace appeared, changed or went.
+	Namespace func(name string)
+	// Health: the member joined, or its reachability changed.
+	Health func()
+}
+
+// Config is how Members read.
+type Config struct {
+	Namespace     string        // "" watches every namespace
+	ProbeInterval time.Duration // default 1s
+	// RetryCap bounds the wait between two attempts to join (default 15s).
+	RetryCap time.Duration
+	// BeforeStart runs on each attempt to join, once the served mcs-api version is known and
+	// before the informers start; an error fails the attempt.
+	BeforeStart func(ctx context.Context, m *Member, version string) error
+	Handlers    Handlers
+	Now         func() time.Time
+}
+
+// Member is one cluster's informer caches and health.
+type Member struct {
+	*clusterset.Member
+	cfg Config
+
+	// Set once, before joined: the stores hold typed objects (decode.Transform for the mcs-api
+	// kinds, read from the stores since a dynamic lister expects unstructured ones).
+	services   corelisters.ServiceLister
+	slices     cache.Indexer // indexed by sliceIndex
+	namespaces corelisters.NamespaceLister
+	exports    cache.Indexer
+	imports    cache.Indexer
+	hasSynced  []cache.InformerSynced
+
+	mu          sync.Mutex
+	joined      bool
+	attempted   bool // an attempt to join has ended, either way
+	reachable   bool
+	unreachable time.Time // when it was last seen turning unreachable
+	err         error     // why it has not joined, or why it is unreachable
+	version     string
+}
+
+// New prepares members; Run joins them.
+func New(members []*clusterset.Member, cfg Config) []*Member {
+	if cfg.ProbeInterval == 0 {
+		cfg.ProbeInterval = time.Second
+	}
+	if cfg.RetryCap == 0 {
+		cfg.RetryCap = 15 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	out := make([]*Member, len(members))
+	for i, m := range members {
+		out[i] = &Member{Member: m, cfg: cfg, err: m.Err}
+	}
+	return out
+}
+
+// State is a consistent view of a member's lifecycle.
+type State struct {
+	Joined, Reachable bool
+	// Since is when it last turned unreachable.
+	Since time.Time
+	// Err is why it has not joined (nil while its caches sync), or why it is unreachable.
+	Err     error
+	Version string
+}
+
+func (m *Member) State() State {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return State{Joined: m.joined, Reachable: m.reachable, Since: m.unreachable, Err: m.err, Version: m.version}
+}
+
+// Run joins the member, then probes it until ctx ends. A member without a client (its
+// kubeconfig gave none) never joins.
+func (m *Member) Run(ctx context.Context) {
+	if m.Client == nil {
+		m.mu.Lock()
+		m.attempted = true
+		m.mu.Unlock()
+		return
+	}
+	if !m.join(ctx) {
+		return
+	}
+	m.probe(ctx)
+}
+
+// Wait waits until every member has joined or ended an attempt to (it is down, or has no CRDs),
+// or the timeout.
+func Wait(ctx context.Context, members []*Member, timeout time.Duration) {
+	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		for _, m := range members {
+			m.mu.Lock()
+			done := m.joined || m.attempted
+			m.mu.Unlock()
+			if !done {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+}
+
+func (m *Member) join(ctx context.Context) bool {
+	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: m.cfg.RetryCap}
+	for attempt := 0; ; attempt++ {
+		err := m.start(ctx)
+		if err == nil {
+			break
+		}
+		m.mu.Lock()
+		m.err, m.attempted = err, true
+		m.mu.Unlock()
+		if attempt == 0 {
+			klog.InfoS("member not read yet; retrying", "cluster", m.ID, "err", err)
+			if m.cfg.Handlers.Health != nil {
+				m.cfg.Handlers.Health()
+			}
+		} else {
+			klog.V(2).InfoS("member still not reachable", "cluster", m.ID, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(backoff.Step()):
+		}
+	}
+	// The informers retry their lists by themselves; a late sync joins all the same.
+	if wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		for _, f := range m.hasSynced {
+			if !f() {
+				return false, nil
+			}
+		}
+		return true, nil
+	}) != nil {
+		return false
+	}
+	m.mu.Lock()
+	m.joined, m.attempted, m.reachable, m.err = true, true, true, nil
+	m.mu.Unlock()
+	klog.InfoS("member joined", "cluster", m.ID, "mcsVersion", m.version)
+	if m.cfg.Handlers.Health != nil {
+		m.cfg.Handlers.Health()
+	}
+	return true
+}
+
+// start builds and runs the informers: only what MCS reads is watched.
+func (m *Member) start(ctx context.Context) error {
+	v, err := mcsapi.ServedVersion(m.Discovery)
+	if err != nil {
+		return err
+	}
+	if m.cfg.BeforeStart != nil {
+		if err := m.cfg.BeforeStart(ctx, m, v); err != nil {
+			return err
+		}
+	}
+	kc, err := protobufClient(m.Config)
+	if err != nil {
+		return err
+	}
+	ns := m.cfg.Namespace
+	kf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns))
+	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.Dynamic, 0, ns, nil)
+	svcInf, sliceInf, nsInf := kf.Core().V1().Services(), kf.Discovery().V1().EndpointSlices(), kf.Core().V1().Namespaces()
+	seInf, siInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceExports)), df.ForResource(mcsapi.GVR(v, mcsapi.ServiceImports))
+	// Decoded once as they arrive rather than on every read.
+	if err := errors.Join(sliceInf.Informer().AddIndexers(cache.Indexers{sliceIndex: sliceKeys}),
+		seInf.Informer().SetTransform(decode.Transform[mcsv1beta1.ServiceExport]),
+		siInf.Informer().SetTransform(decode.Transform[mcsv1beta1.ServiceImport])); err != nil {
+		return err
+	}
+	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
+	m.exports, m.imports = seInf.Informer().GetIndexer(), siInf.Informer().GetIndexer()
+	m.hasSynced = nil
+	for kind, inf := range map[string]cache.SharedIndexInformer{KindService: svcInf.Informer(), KindEndpointSlice: sliceInf.Informer(),
+		"": nsInf.Informer(), KindServiceExport: seInf.Informer(), KindServiceImport: siInf.Informer()} {
+		// Watch errors of an unreachable member are what the probe reports.
+		_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
+			klog.V(2).InfoS("watch error", "cluster", m.ID, "err", err)
+		})
+		if _, err := inf.AddEventHandler(m.handler(kind)); err != nil {
+			return err
+		}
+		m.hasSynced = append(m.hasSynced, inf.HasSynced)
+	}
+	m.mu.Lock()
+	m.version = v
+	m.mu.Unlock()
+	kf.Start(ctx.Done())
+	df.Start(ctx.Done())
+	return nil
+}
+
+// handler passes events on; kind "" is the namespace informer.
+func (m *Member) handler(kind string) cache.ResourceEventHandler {
+	h := m.cfg.Handlers
+	on := func(obj any, deleted bool) {
+		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		if kind == "" {
+			if n, ok := obj.(*corev1.Namespace); ok && h.Namespace != nil {
+				h.Namespace(n.Name)
+			}
+			return
+		}
+		if h.Object != nil {
+			h.Object(m, kind, ServiceOf(obj), obj, deleted)
+		}
+	}
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { on(obj, false) },
+		UpdateFunc: func(_, obj any) { on(obj, false) },
+		DeleteFunc: func(obj any) { on(obj, true) },
+	}
+}
+
+// ServiceOf is the service an object concerns: a derived Service's or a slice's multi-cluster
+// service, else the object's own name (a slice: its Service's).
+func ServiceOf(obj any) types.NamespacedName {
+	switch o := obj.(type) {
+	case *corev1.Service:
+		if n := o.Labels[mcsv1beta1.LabelServiceName]; n != "" && names.IsManaged(o.Labels) {
+			return types.NamespacedName{Namespace: o.Namespace, Name: n}
+		}
+		return types.NamespacedName{Namespace: o.Namespace, Name: o.Name}
+	case *discoveryv1.EndpointSlice:
+		n, _ := snapshot.ServiceOf(o)
+		if n == "" {
+			return types.NamespacedName{}
+		}
+		return types.NamespacedName{Namespace: o.Namespace, Name: n}
+	case interface {
+		GetNamespace() string
+		GetName() string
+	}:
+		return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
+	}
+	return types.NamespacedName{}
+}
+
+// probe watches the member's health until ctx ends.
+func (m *Member) probe(ctx context.Context) {
+	wait.UntilWithContext(ctx, func(ctx context.Context) {
+		if m.Probed(clusterset.Probe(ctx, m.Discovery, m.cfg.ProbeInterval)) && m.cfg.Handlers.Health != nil {
+			m.cfg.Handlers.Health()
+		}
+	}, m.cfg.ProbeInterval)
+}
+
+// Probed records what a probe of the member found (nil: it answered); it says whether its
+// reachability changed.
+func (m *Member) Probed(err error) (changed bool) {
+	m.mu.Lock()
+	was := m.reachable
+	m.reachable, m.err = err == nil, err
+	if was && !m.reachable {
+		m.unreachable = m.cfg.Now()
+	}
+	m.mu.Unlock()
+	if was != (err == nil) {
+		klog.InfoS("member reachability changed", "cluster", m.ID, "reachable", err == nil)
+		return true
+	}
+	return false
+}
+
+// View is the member as its caches see it now.
+func (m *Member) View() snapshot.Cluster {
+	s := m.State()
+	c := snapshot.Cluster{ID: m.ID, Context: m.Context, MCSAPIVersion: s.Version}
+	switch {
+	case s.Joined && s.Reachable:
+		c.State = snapshot.Reachable
+	case s.Joined:
+		c.State, c.LastKnown = snapshot.Unreachable, true
+	case errors.As(s.Err, &mcsapi.ErrNotInstalled{}):
+		c.State = snapshot.NoCRDs
+	default:
+		c.State = snapshot.Unreachable
+	}
+	switch {
+	case c.State == snapshot.Reachable:
+	case s.Err != nil:
+		c.Message = s.Err.Error()
+	case !s.Joined:
+		c.Message = "caches not synced yet"
+	}
+	if !s.Joined {
+		return c
+	}
+	c.Services, _ = m.services.List(labels.Everything())
+	for _, o := range m.slices.List() {
+		c.EndpointSlices = append(c.EndpointSlices, o.(*discoveryv1.EndpointSlice))
+	}
+	nss, _ := m.namespaces.List(labels.Everything())
+	for _, n := range nss {
+		c.Namespaces = append(c.Namespaces, n.Name)
+	}
+	c.ServiceExports = decode.List[mcsv1beta1.ServiceExport](m.exports)
+	c.ServiceImports = decode.List[mcsv1beta1.ServiceImport](m.imports)
+	return c
+}
+
+// Unreachable says why the member cannot be read now; "" when it can.
+func (s State) Unreachable() string {
+	switch {
+	case !s.Joined && s.Err != nil:
+		return s.Err.Error()
+	case !s.Joined:
+		return "caches not synced yet"
+	case !s.Reachable:
+		return "unreachable since " + s.Since.Format(time.RFC3339)
+	}
+	return ""
+}

@@ -1,0 +1,87 @@
+package reconciler
+
+import (
+	"context"
+	"fmt"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+// cluster is one member as sync uses it: the member layer's caches and lifecycle (pkg/member),
+// what this process wrote there lately, and the schemas it serves.
+type cluster struct {
+	*member.Member
+	recent recent  // our writes the informers have not shown yet
+	events *events // nil without a client
+	// The member's served ServiceImport/ServiceExport schemas (nil: declare everything), set
+	// when it joins.
+	importSchema, exportSchema engine.Pruner
+}
+
+// recentKinds are the kinds of recent's records, by the member layer's kinds.
+var recentKinds = map[string]string{
+	member.KindService:       engine.KindService,
+	member.KindEndpointSlice: engine.KindEndpointSlice,
+	member.KindServiceExport: engine.KindServiceExportStatus,
+	member.KindServiceImport: engine.KindServiceImport,
+}
+
+// newClusters wraps the members; an event decides its service again, a namespace event every
+// service in it, a member joining or changing reachability every service.
+func (r *Reconciler) newClusters(members []*clusterset.Member) {
+	byMember := map[*member.Member]*cluster{}
+	ms := member.New(members, member.Config{
+		Namespace:     r.opts.Namespace,
+		ProbeInterval: r.opts.ProbeInterval,
+		Now:           r.now,
+		BeforeStart: func(ctx context.Context, m *member.Member, v string) error {
+			if r.opts.LoadSchemas == nil {
+				return nil
+			}
+			imp, exp, err := r.opts.LoadSchemas(ctx, m.Member, v)
+			if err != nil {
+				return fmt.Errorf("reading the served mcs-api schemas: %w", err)
+			}
+			c := byMember[m]
+			c.importSchema, c.exportSchema = engine.Pruning(imp, engine.KindServiceImport), engine.Pruning(exp, engine.KindServiceExportStatus)
+			return nil
+		},
+		Handlers: member.Handlers{
+			Object: func(m *member.Member, kind string, svc types.NamespacedName, obj any, deleted bool) {
+				if o, ok := obj.(metav1.Object); ok && deleted {
+					byMember[m].recent.gone(recentKinds[kind], o) // before the sync it triggers decides
+				}
+				if svc.Name != "" {
+					r.queue.Add(svc)
+				}
+			},
+			Namespace: r.namespaceChanged,
+			Health:    r.requeueAll,
+		},
+	})
+	for _, m := range ms {
+		c := &cluster{Member: m}
+		if m.Client != nil && !r.opts.DryRun {
+			c.events = newEvents(m.Client)
+		}
+		byMember[m] = c
+		r.clusters = append(r.clusters, c)
+	}
+}
+
+func (r *Reconciler) evictExpired(context.Context) {
+	for _, c := range r.clusters {
+		s := c.State()
+		if s.Joined && !s.Reachable && !s.Since.IsZero() && r.now().Sub(s.Since) > r.opts.UnreachableTimeout {
+			klog.V(2).InfoS("member unreachable past the timeout", "cluster", c.ID)
+			r.requeueAll()
+			return
+		}
+	}
+}
