@@ -79,6 +79,11 @@ type Results struct {
 
 	CachedEndpoints   int     `json:"cached_endpoints,omitempty"`
 	RSSPerEndpointKiB float64 `json:"rss_per_endpoint_kib,omitempty"`
+
+	DiagnoseS      float64 `json:"diagnose_s,omitempty"`
+	DiagnoseFloorS float64 `json:"diagnose_floor_s,omitempty"`
+	DiagnoseChecks int     `json:"diagnose_results,omitempty"`
+	DiagnoseFailed int     `json:"diagnose_failed,omitempty"`
 }
 
 func main() {

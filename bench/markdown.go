@@ -42,6 +42,10 @@ func markdownTable(r *Results) string {
 		fmt.Fprintf(&s, "| `status -A`, %d services, whole process | %.2f s | %.2f s (bare lists) | %.2fx | < 2 s | %s |\n",
 			r.StatusServices, r.StatusS, r.StatusFloorS, ratio(r.StatusS, r.StatusFloorS), verdict(r.StatusS < 2))
 	}
+	if r.DiagnoseS > 0 {
+		fmt.Fprintf(&s, "| `diagnose -A`, %d services (%d results, %d failed), whole process | %.2f s | %.2f s (bare lists) | %.2fx | < 2 s | %s |\n",
+			r.StatusServices, r.DiagnoseChecks, r.DiagnoseFailed, r.DiagnoseS, r.DiagnoseFloorS, ratio(r.DiagnoseS, r.DiagnoseFloorS), verdict(r.DiagnoseS < 2))
+	}
 	return s.String()
 }
 

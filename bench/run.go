@@ -178,6 +178,9 @@ func run(ctx context.Context, c config) (*Results, error) {
 		if err := b.statusPhase(ctx, res, converged); err != nil {
 			return nil, err
 		}
+		if err := b.diagnosePhase(ctx, res); err != nil {
+			return nil, err
+		}
 	}
 	_ = proc.Process.Signal(syscall.SIGTERM)
 	_ = proc.Wait()

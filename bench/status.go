@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,36 @@ func (b *bench) statusPhase(ctx context.Context, res *Results, converged func(in
 	}
 	res.StatusServices, res.StatusS, res.StatusFloorS = n, median(took), median(floor)
 	logf("status -A: %.2fs, bare lists %.2fs (medians of %d)", res.StatusS, res.StatusFloorS, statusRuns)
+	return nil
+}
+
+// diagnosePhase times `kubectl mcs diagnose -A -o json` (whole process) on the clusterset that
+// statusPhase grew, against the same floor as status: diagnose reads what status reads, plus a
+// fixed number of small requests per member (access reviews, CRD versions, CoreDNS, the clock).
+func (b *bench) diagnosePhase(ctx context.Context, res *Results) error {
+	var took, floor []float64
+	for i := 0; i < statusRuns; i++ {
+		t0 := time.Now()
+		cmd := exec.CommandContext(ctx, b.binary, "--kubeconfig", b.kubeconfig, "diagnose", "-A", "--contexts", strings.Join(b.contexts, ","), "-o", "json")
+		var stdout, stderr strings.Builder
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		took = append(took, time.Since(t0).Seconds())
+		var rep struct {
+			Summary struct{ Passed, Failed, Warnings int }
+		}
+		if jerr := json.Unmarshal([]byte(stdout.String()), &rep); jerr != nil {
+			return fmt.Errorf("kubectl mcs diagnose -A: %v: %s", err, stderr.String())
+		}
+		res.DiagnoseChecks, res.DiagnoseFailed = rep.Summary.Passed+rep.Summary.Failed+rep.Summary.Warnings, rep.Summary.Failed
+		d, err := b.bareLists(ctx)
+		if err != nil {
+			return err
+		}
+		floor = append(floor, d)
+	}
+	res.DiagnoseS, res.DiagnoseFloorS = median(took), median(floor)
+	logf("diagnose -A: %.2fs (%d results, %d failed), bare lists %.2fs (medians of %d)", res.DiagnoseS, res.DiagnoseChecks, res.DiagnoseFailed, res.DiagnoseFloorS, statusRuns)
 	return nil
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/completion"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/diagnose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/statuscmd"
@@ -54,6 +55,7 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		unexpose.NewCmdUnexpose(flags, streams),
 		synccmd.NewCmdSync(flags, streams),
 		statuscmd.NewCmdStatus(flags, streams),
+		diagnose.NewCmdDiagnose(flags, streams),
 		version.NewCmdVersion(streams),
 		completion.NewCmdCompletion(streams),
 	)

@@ -1,0 +1,94 @@
+package diagnose
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"strings"
+	"testing"
+)
+
+func faulty() *Report {
+	s := healthy()
+	memberOf(s, "member3").Services = nil // the derived Service is gone
+	memberOf(s, "member2").ServedVersions = []string{"v1alpha1"}
+	return Run(s)
+}
+
+func TestJUnitParsesBack(t *testing.T) {
+	r := faulty()
+	var b bytes.Buffer
+	if err := WriteJUnit(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	var got JUnitSuites
+	if err := xml.Unmarshal(b.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, b.String())
+	}
+	if got.Tests != len(r.Results) || got.Failures != r.Summary.Failed || got.Skipped != r.Summary.Warnings || got.Failures == 0 || got.Skipped == 0 {
+		t.Errorf("tests %d failures %d skipped %d; report %d results, %+v", got.Tests, got.Failures, got.Skipped, len(r.Results), r.Summary)
+	}
+	cases := 0
+	var failure *JUnitCase
+	for _, s := range got.Suites {
+		cases += len(s.Cases)
+		for i, c := range s.Cases {
+			if c.Failure != nil {
+				failure = &s.Cases[i]
+			}
+		}
+	}
+	if cases != len(r.Results) || len(got.Suites) != 14 {
+		t.Errorf("%d testcases in %d suites, want one per result (%d)", cases, len(got.Suites), len(r.Results))
+	}
+	if failure == nil || failure.Name != "member3 service/demo/derived-serve" || failure.ClassName != "diagnose.derived-service" ||
+		!strings.Contains(failure.Failure.Message, "does not exist") || !strings.Contains(failure.Failure.Text, "kubectl mcs sync") {
+		t.Errorf("failure %+v", failure)
+	}
+}
+
+func TestPrintText(t *testing.T) {
+	r := faulty()
+	var plain, term bytes.Buffer
+	if err := PrintText(&plain, r, TextOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := PrintText(&term, r, TextOptions{Symbols: true, Color: true}); err != nil {
+		t.Fatal(err)
+	}
+	p := plain.String()
+	for _, want := range []string{
+		"Derived Services (derived-service)\n",
+		"  FAIL member3  service/demo/derived-serve: the derived Service demo/derived-serve does not exist",
+		"       fix: Run kubectl mcs sync: it recreates the derived Service",
+		"  warn member2  crd/serviceexports.multicluster.x-k8s.io: serves only v1alpha1",
+		"  ok   member1  context/member1: the API server answers\n",
+		"passed, 1 failed, 1 warnings\n",
+	} {
+		if !strings.Contains(p, want) {
+			t.Errorf("plain output lacks %q:\n%s", want, p)
+		}
+	}
+	if strings.ContainsAny(p, "✔✖\x1b") {
+		t.Errorf("symbols or colour off a terminal:\n%s", p)
+	}
+	if s := term.String(); !strings.Contains(s, "\x1b[31m✖\x1b[0m member3") || !strings.Contains(s, "\x1b[32m✔\x1b[0m member1") || !strings.Contains(s, "\x1b[33m!\x1b[0m member2") {
+		t.Errorf("terminal output:\n%s", s)
+	}
+}
+
+func TestReportJSON(t *testing.T) {
+	b, err := json.Marshal(faulty())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	res := doc["results"].([]any)[0].(map[string]any)
+	if doc["apiVersion"] != "mcs.kubectl.io/v1alpha1" || doc["kind"] != "DiagnoseReport" || doc["summary"].(map[string]any)["failed"] != 1.0 ||
+		res["check"] != "reachable" || res["severity"] != "ok" || len(doc["clusters"].([]any)) != 3 {
+		t.Errorf("%s", b)
+	}
+}

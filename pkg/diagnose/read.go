@@ -1,0 +1,216 @@
+package diagnose
+
+import (
+	"context"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+)
+
+// aboutGroup holds ClusterProperty (KEP-2149).
+const aboutGroup = "about.k8s.io"
+
+// Read reads every member: what status reads (member.Read), and, concurrently, what
+// only diagnose needs. It only reads (SelfSubjectAccessReviews are answered, never stored).
+func Read(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []Member {
+	out := make([]Member, len(members))
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i, c := range member.Read(ctx, members, ns, service, chunk) {
+			out[i].Cluster = c
+		}
+	}()
+	for i, m := range members {
+		if m.Err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			readExtras(ctx, m, ns, &out[i])
+		}()
+	}
+	wg.Wait()
+	return out
+}
+
+// readExtras fills in everything but the embedded status.Cluster, each read concurrently.
+func readExtras(ctx context.Context, m *clusterset.Member, ns string, into *Member) {
+	var wg sync.WaitGroup
+	run := func(f func()) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f()
+		}()
+	}
+	run(func() { into.ServedVersions = servedVersions(m) })
+	run(func() {
+		if n, err := m.Client.CoreV1().Namespaces().Get(ctx, "kube-system", metav1.GetOptions{}); err == nil {
+			into.SystemUID = string(n.UID)
+		}
+	})
+	run(func() { into.ClusterProperties = clusterProperties(ctx, m) })
+	run(func() { into.Access, into.AccessErr = accessReviews(ctx, m, ns) })
+	run(func() {
+		cm, err := m.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
+		switch {
+		case apierrors.IsNotFound(err):
+		case err != nil:
+			into.CoreDNSErr = err.Error()
+		default:
+			into.CoreDNS = cm
+		}
+	})
+	run(func() { into.ClockOffset = clockOffset(ctx, m.Config) })
+	wg.Wait()
+}
+
+// servedVersions are the multicluster.x-k8s.io versions that serve both kinds, newest first.
+func servedVersions(m *clusterset.Member) []string {
+	var out []string
+	for _, v := range []string{mcsapi.V1beta1, mcsapi.V1alpha1} {
+		rl, err := m.Discovery.ServerResourcesForGroupVersion(mcsapi.Group + "/" + v)
+		if err != nil {
+			continue
+		}
+		n := 0
+		for _, r := range rl.APIResources {
+			if r.Name == mcsapi.ServiceExports || r.Name == mcsapi.ServiceImports {
+				n++
+			}
+		}
+		if n == 2 {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// clusterProperties reads the ClusterProperties in the group's preferred version; nil when the
+// group is not served or cannot be read.
+func clusterProperties(ctx context.Context, m *clusterset.Member) map[string]string {
+	groups, err := m.Discovery.ServerGroups()
+	if err != nil {
+		return nil
+	}
+	for _, g := range groups.Groups {
+		if g.Name != aboutGroup {
+			continue
+		}
+		gvr := schema.GroupVersionResource{Group: aboutGroup, Version: g.PreferredVersion.Version, Resource: "clusterproperties"}
+		l, err := m.Dynamic.Resource(gvr).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil
+		}
+		out := map[string]string{}
+		for _, p := range l.Items {
+			v, _, _ := unstructured.NestedString(p.Object, "spec", "value")
+			out[p.GetName()] = v
+		}
+		return out
+	}
+	return nil
+}
+
+// accessReviews asks, verb by verb and concurrently, whether the current user may do what sync
+// does: in ns, or cluster-wide when ns is "".
+func accessReviews(ctx context.Context, m *clusterset.Member, ns string) ([]AccessAnswer, string) {
+	var answers []AccessAnswer
+	for _, a := range SyncAccess {
+		for _, v := range a.Verbs {
+			q := AccessAnswer{Access: a, Verb: v}
+			if !a.ClusterScoped {
+				q.Namespace = ns
+			}
+			answers = append(answers, q)
+		}
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []string
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			a := &answers[i]
+			r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
+				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.Namespace, Verb: a.Verb,
+					Group: a.Group, Resource: a.Resource, Subresource: a.Subresource, Name: a.Name}}}
+			got, err := m.Client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, r, metav1.CreateOptions{})
+			if err != nil {
+				mu.Lock()
+				errs = append(errs, err.Error())
+				mu.Unlock()
+				return
+			}
+			a.Allowed, a.Reason = got.Status.Allowed, got.Status.Reason
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		sort.Strings(errs)
+		return nil, errs[0]
+	}
+	return answers, ""
+}
+
+// clockOffset is the apiserver's clock minus ours, from the Date header of one /version request
+// compared with the middle of the request, half a second added for the header's truncation to the
+// second; nil when unknown.
+func clockOffset(ctx context.Context, cfg *rest.Config) *time.Duration {
+	hc, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return nil
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimSuffix(cfg.Host, "/")+"/version", nil)
+	if err != nil {
+		return nil
+	}
+	start := time.Now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil
+	}
+	end := time.Now()
+	_ = resp.Body.Close()
+	date, err := http.ParseTime(resp.Header.Get("Date"))
+	if err != nil {
+		return nil
+	}
+	d := date.Add(500 * time.Millisecond).Sub(start.Add(end.Sub(start) / 2))
+	return &d
+}
+
+// ReadKarmada reads a Karmada control plane as status --karmada does.
+func ReadKarmada(ctx context.Context, name string, cfg *rest.Config, ns string, chunk int64) *Karmada {
+	k := &Karmada{Context: name}
+	cp, err := member.ConnectControlPlane(name, cfg, nil)
+	if err != nil {
+		k.Err = err.Error()
+		return k
+	}
+	in, err := cp.Read(ctx, ns, chunk)
+	if err != nil {
+		k.Err = err.Error()
+		return k
+	}
+	k.Status = status.BuildKarmada(in)
+	return k
+}

@@ -1,0 +1,138 @@
+// Package diagnose walks every link of the multi-cluster service chain (clusterset, exports,
+// imports, DNS, Karmada, clocks) and says which one is broken and what to do about it.
+//
+// Checks are small pure functions over a Snapshot, what was read from every member; the command
+// (pkg/cmd/diagnose) reads, runs Run and prints. The Report type is the documented, versioned
+// output schema of `kubectl mcs diagnose -o json|yaml` (README, "diagnose output schema"): fields
+// are only ever added within a version.
+package diagnose
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+)
+
+// APIVersion is status's; KindReport is the kind of diagnose's document.
+const (
+	APIVersion = status.APIVersion
+	KindReport = "DiagnoseReport"
+)
+
+// Severity of one result. Warnings do not fail the run.
+type Severity string
+
+const (
+	OK   Severity = "ok"
+	Fail Severity = "fail"
+	Warn Severity = "warn"
+)
+
+// Check names, in the order their sections are printed.
+const (
+	CheckReachable     = "reachable"
+	CheckCRDs          = "crds"
+	CheckClusterID     = "cluster-id"
+	CheckRBAC          = "rbac"
+	CheckClock         = "clock"
+	CheckDNS           = "dns"
+	CheckExportService = "export-service"
+	CheckExportConds   = "export-conditions"
+	CheckConflict      = "export-conflict"
+	CheckEndpoints     = "export-endpoints"
+	CheckImport        = "import"
+	CheckImportIP      = "import-ip"
+	CheckDerived       = "derived-service"
+	CheckSlices        = "import-slices"
+	CheckForeignSlice  = "foreign-slices"
+	CheckKarmada       = "karmada"
+	CheckKarmadaPlaced = "karmada-placement"
+)
+
+// Order is the order of the sections.
+var Order = []string{CheckReachable, CheckCRDs, CheckClusterID, CheckRBAC, CheckClock, CheckDNS,
+	CheckExportService, CheckExportConds, CheckConflict, CheckEndpoints,
+	CheckImport, CheckImportIP, CheckDerived, CheckSlices, CheckForeignSlice,
+	CheckKarmada, CheckKarmadaPlaced}
+
+// Result is what one check says about one object in one cluster.
+type Result struct {
+	Check    string   `json:"check"`
+	Cluster  string   `json:"cluster,omitempty"` // cluster ID, or the Karmada control plane's context
+	Object   string   `json:"object,omitempty"`  // kind/namespace/name, or empty for the cluster itself
+	Severity Severity `json:"severity"`
+	Message  string   `json:"message"`
+	// Fix says in one sentence what to do; set on failures and warnings.
+	Fix string `json:"fix,omitempty"`
+}
+
+// Summary counts the results.
+type Summary struct {
+	Passed   int `json:"passed"`
+	Failed   int `json:"failed"`
+	Warnings int `json:"warnings"`
+}
+
+// Report is the document `kubectl mcs diagnose -o json|yaml` prints.
+type Report struct {
+	metav1.TypeMeta `json:",inline"`
+	// Clusters is every member, in the order of --contexts, and whether it could be read.
+	Clusters []status.ClusterInfo `json:"clusters"`
+	Summary  Summary              `json:"summary"`
+	// Results are sorted by check (in Order), cluster, object.
+	Results []Result `json:"results"`
+}
+
+// DeepCopyObject makes the report a runtime.Object for kubectl's printers.
+func (r *Report) DeepCopyObject() runtime.Object {
+	out := *r
+	out.Clusters = append([]status.ClusterInfo(nil), r.Clusters...)
+	out.Results = append([]Result(nil), r.Results...)
+	return &out
+}
+
+// Snapshot is everything the checks look at.
+type Snapshot struct {
+	// Now is the local time of the read (ages are relative to it).
+	Now time.Time
+	// Namespace limits the checks ("": all); Service to one service ("": all).
+	Namespace, Service string
+	Members            []Member
+	// Karmada is the control plane, when --karmada-context was given.
+	Karmada *Karmada
+}
+
+// Member is one member: what status reads, plus what only diagnose needs.
+type Member struct {
+	status.Cluster
+	// ServedVersions of multicluster.x-k8s.io that serve both ServiceExports and ServiceImports.
+	ServedVersions []string
+	// SystemUID is the kube-system namespace's UID, which names the cluster itself: two contexts
+	// with the same one are the same cluster. Empty when it could not be read.
+	SystemUID string
+	// ClusterProperties are the about.k8s.io ClusterProperty values by name (KEP-2149); nil when
+	// the CRD is not installed.
+	ClusterProperties map[string]string
+	// Access is the answer to each SelfSubjectAccessReview of SyncAccess; AccessErr when they
+	// could not be asked.
+	Access    []AccessAnswer
+	AccessErr string
+	// CoreDNS is the kube-system/coredns ConfigMap; nil when it does not exist.
+	CoreDNS    *corev1.ConfigMap
+	CoreDNSErr string
+	// ClockOffset is the apiserver's clock minus ours (Date header, 1 s resolution); nil when
+	// unknown.
+	ClockOffset *time.Duration
+}
+
+// Karmada is what was read from a Karmada control plane.
+type Karmada struct {
+	Context string
+	Err     string
+	// Status is status's view of it (health, problems and placement of every object).
+	Status *status.KarmadaServiceStatusList
+}
