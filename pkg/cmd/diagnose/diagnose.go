@@ -12,10 +12,10 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
-	"k8s.io/cli-runtime/pkg/printers"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 	"k8s.io/kubectl/pkg/util/templates"
 
@@ -64,7 +64,7 @@ const retryEvery = 2 * time.Second
 type Options struct {
 	ConfigFlags    *genericclioptions.ConfigFlags
 	Clusterset     clusterset.Flags
-	Output         string
+	Output         printers.OutputFlags
 	JUnit          string
 	Wait           time.Duration
 	NoColor        bool
@@ -77,7 +77,6 @@ type Options struct {
 	namespace string
 	loader    *clusterset.Loader
 	refs      []clusterset.Ref
-	printer   printers.ResourcePrinter // nil: text
 	text      diagnose.TextOptions
 	genericiooptions.IOStreams
 }
@@ -99,7 +98,8 @@ func NewCmdDiagnose(flags *genericclioptions.ConfigFlags, streams genericiooptio
 	}
 	f := cmd.Flags()
 	o.Clusterset.AddFlags(f)
-	f.StringVarP(&o.Output, "output", "o", "", "Output format. One of: (json, yaml). Default: one section per check.")
+	o.Output = printers.OutputFlags{Formats: []string{"json", "yaml"}, Usage: "Output format. One of: (json, yaml). Default: one section per check."}
+	o.Output.AddFlags(cmd)
 	f.StringVar(&o.JUnit, "junit", "", "Also write the results to this file as JUnit XML (one testcase per check per object).")
 	f.DurationVar(&o.Wait, "wait", 0, "Run the checks again every 2s until none fails or this much time has passed (0: once).")
 	f.BoolVar(&o.NoColor, "no-color", false, "Plain ok/FAIL/warn marks, no symbols or colour (default on a terminal: ✔ ✖ ! in colour unless NO_COLOR is set).")
@@ -118,14 +118,8 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	if o.namespace, err = clusterset.Namespace(o.ConfigFlags, o.AllNamespaces); err != nil {
 		return err
 	}
-	switch o.Output {
-	case "":
-	case "json":
-		o.printer = &printers.JSONPrinter{}
-	case "yaml":
-		o.printer = &printers.YAMLPrinter{}
-	default:
-		return fmt.Errorf("--output %q: must be json or yaml (or nothing, for the sections)", o.Output)
+	if err := o.Output.Validate(); err != nil {
+		return err
 	}
 	terminal := printers.IsTerminal(o.Out)
 	o.text.Symbols = terminal && !o.NoColor
@@ -227,8 +221,8 @@ func (o *Options) print(rep *diagnose.Report) error {
 			return fmt.Errorf("--junit %s: %w", o.JUnit, err)
 		}
 	}
-	if o.printer != nil {
-		return o.printer.PrintObj(rep, o.Out)
+	if o.Output.Documents() {
+		return printers.Data(o.Out, o.Output.Format, rep)
 	}
 	return diagnose.PrintText(o.Out, rep, o.text)
 }
