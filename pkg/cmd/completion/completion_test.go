@@ -116,7 +116,7 @@ func TestCompletion(t *testing.T) {
 
 	t.Run("commands", func(t *testing.T) {
 		got, _ := complete(t, "")
-		for _, c := range []string{"completion", "expose", "init", "status", "sync", "unexpose", "version"} {
+		for _, c := range []string{"completion", "diagnose", "expose", "init", "status", "sync", "unexpose", "version"} {
 			if !slices.Contains(got, c) {
 				t.Errorf("%q missing from %q", c, got)
 			}
