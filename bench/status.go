@@ -59,6 +59,11 @@ func (b *bench) statusPhase(ctx context.Context, res *Results, converged func(in
 // statusPhase grew, against the same floor as status: diagnose reads what status reads, plus a
 // fixed number of small requests per member (access reviews, CRD versions, CoreDNS, the clock).
 func (b *bench) diagnosePhase(ctx context.Context, res *Results) error {
+	// A binary from before diagnose is measured all the same (back-to-back comparisons).
+	if out, err := exec.CommandContext(ctx, b.binary, "diagnose", "--help").CombinedOutput(); err != nil {
+		logf("diagnose: not in this binary (%s); skipped", strings.TrimSpace(strings.SplitN(string(out), "\n", 2)[0]))
+		return nil
+	}
 	var took, floor []float64
 	for i := 0; i < statusRuns; i++ {
 		t0 := time.Now()
