@@ -470,6 +470,8 @@ func stepFor(t *testing.T, inst installation, ns, name string, rule rbac.Rule, v
 			exported("member1")
 			exported("member2", func(s *corev1.Service) { s.Spec.Ports[0].Port = 82 })
 		}, oneShot(inst, ns)
+	case rule.Resource == "clusterproperties": // every command reads the member's ID at connect
+		return nil, oneShot(inst, ns)
 	case verb == "create" || strings.HasSuffix(rule.Resource, "/status") || rule.Resource == "customresourcedefinitions":
 		return func() { exported("member1") }, oneShot(inst, ns)
 	case verb == "patch":
