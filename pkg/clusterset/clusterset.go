@@ -107,6 +107,9 @@ type Loader struct {
 	// QPS and Burst limit each member's clients (0: DefaultQPS, DefaultBurst).
 	QPS   float32
 	Burst int
+	// KeepIDs leaves the IDs of --contexts (or the context names) as they are, ClusterProperty
+	// and clashes unread: for diagnose, which checks them itself.
+	KeepIDs bool
 }
 
 // Refs returns the clusterset's members. forWrite commands never fall back to "every context":
@@ -192,7 +195,9 @@ func (l *Loader) Connect(ctx context.Context, refs []Ref) []*Member {
 		}()
 	}
 	wg.Wait()
-	uniqueIDs(members)
+	if !l.KeepIDs {
+		uniqueIDs(members)
+	}
 	return members
 }
 
@@ -221,7 +226,9 @@ func (l *Loader) connect(ctx context.Context, r Ref) *Member {
 		m.Err = fmt.Errorf("unreachable: %w", err)
 		return m
 	}
-	m.Err = m.readClusterID(ctx, timeout)
+	if !l.KeepIDs {
+		m.Err = m.readClusterID(ctx, timeout)
+	}
 	return m
 }
 

@@ -124,7 +124,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	terminal := printers.IsTerminal(o.Out)
 	o.text.Symbols = terminal && !o.NoColor
 	o.text.Color = o.text.Symbols && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
-	o.loader = &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset}
+	o.loader = &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset, KeepIDs: true}
 	refs, err := o.loader.Refs(false)
 	if err != nil {
 		return err
