@@ -62,6 +62,9 @@ type Config struct {
 	BeforeStart func(ctx context.Context, m *Member, version string) error
 	Handlers    Handlers
 	Now         func() time.Time
+	// FieldManager is whose managedFields entries the caches keep; every other manager's are
+	// dropped (trim).
+	FieldManager string
 }
 
 // Member is one cluster's informer caches and health.
@@ -221,10 +224,12 @@ func (m *Member) start(ctx context.Context) error {
 	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.Dynamic, 0, ns, nil)
 	svcInf, sliceInf, nsInf := kf.Core().V1().Services(), kf.Discovery().V1().EndpointSlices(), kf.Core().V1().Namespaces()
 	seInf, siInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceExports)), df.ForResource(mcsapi.GVR(v, mcsapi.ServiceImports))
-	// Decoded once as they arrive rather than on every read.
+	// Decoded once as they arrive rather than on every read, and trimmed.
+	slim := trim(m.cfg.FieldManager)
 	if err := errors.Join(sliceInf.Informer().AddIndexers(cache.Indexers{sliceIndex: sliceKeys}),
-		seInf.Informer().SetTransform(decode.Transform[mcsv1beta1.ServiceExport]),
-		siInf.Informer().SetTransform(decode.Transform[mcsv1beta1.ServiceImport])); err != nil {
+		svcInf.Informer().SetTransform(slim), sliceInf.Informer().SetTransform(slim), nsInf.Informer().SetTransform(slim),
+		seInf.Informer().SetTransform(then(decode.Transform[mcsv1beta1.ServiceExport], slim)),
+		siInf.Informer().SetTransform(then(decode.Transform[mcsv1beta1.ServiceImport], slim))); err != nil {
 		return err
 	}
 	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()

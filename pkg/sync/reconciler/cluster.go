@@ -40,6 +40,7 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 		Namespace:     r.opts.Namespace,
 		ProbeInterval: r.opts.ProbeInterval,
 		Now:           r.now,
+		FieldManager:  r.opts.FieldManager,
 		BeforeStart: func(ctx context.Context, m *member.Member, v string) error {
 			if r.opts.LoadSchemas == nil {
 				return nil

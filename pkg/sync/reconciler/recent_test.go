@@ -124,3 +124,18 @@ func TestFirstKindPerCluster(t *testing.T) {
 		t.Errorf("rounds %v, want %v", got, want)
 	}
 }
+
+// A watch keeps no changes: they are a pass's report, and would pile up for as long as it runs.
+func TestWatchKeepsNoChanges(t *testing.T) {
+	a := engine.Action{Cluster: "m1", Kind: engine.KindService, Namespace: "demo", Name: "derived-serve", Verb: engine.VerbCreate}
+	r := &Reconciler{}
+	r.recordChanges([]engine.Action{a})
+	if got := r.Changes(); len(got) != 1 || got[0].Name != "derived-serve" {
+		t.Fatalf("a pass: changes %+v, want the one write", got)
+	}
+	r.watching = true
+	r.recordChanges([]engine.Action{a, a})
+	if got := r.Changes(); len(got) != 0 {
+		t.Fatalf("a watch: changes %+v, want none kept", got)
+	}
+}

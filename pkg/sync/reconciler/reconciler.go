@@ -13,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/workqueue"
@@ -44,7 +43,6 @@ type SchemaLoader func(ctx context.Context, m *clusterset.Member, v string) (imp
 // Change is one write the reconciler made (or would make, under dry run).
 type Change struct {
 	Cluster, Kind, Namespace, Name, Action string
-	Object                                 runtime.Object `json:"-"`
 }
 
 // key is a service: the queue's item, and what one sync decides.
@@ -62,7 +60,7 @@ type Reconciler struct {
 	nConflicts int // total of conflicts, for the metric without walking them
 	skips      map[key][]string
 	changes    []Change
-	started    bool
+	watching   bool // Run: no pass report, so no changes kept
 	now        func() time.Time
 }
 
@@ -192,6 +190,9 @@ func (r *Reconciler) flushEvents(ctx context.Context) {
 // Run processes the queue until ctx ends: the `--watch` loop.
 func (r *Reconciler) Run(ctx context.Context, workers int) {
 	defer r.queue.ShutDown()
+	r.mu.Lock()
+	r.watching = true
+	r.mu.Unlock()
 	r.requeueAll()
 	for i := 0; i < workers; i++ {
 		go wait.UntilWithContext(ctx, r.worker, time.Second)

@@ -46,11 +46,16 @@ func (r *Reconciler) record(k key, want engine.Desired, problems []string) {
 	r.skips[k] = skips
 }
 
+// recordChanges keeps the writes for a pass's report. A watch has no report: it keeps none, or
+// they would pile up for as long as it runs.
 func (r *Reconciler) recordChanges(actions []engine.Action) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.watching {
+		return
+	}
 	for _, a := range actions {
-		r.changes = append(r.changes, Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb, Object: a.Object})
+		r.changes = append(r.changes, Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb})
 	}
 }
 

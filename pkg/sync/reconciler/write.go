@@ -27,6 +27,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -152,6 +153,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		return fmt.Errorf("%s: %s: %w", ref, a.Verb, err)
 	}
 	if o, err := wk.decode(out); err == nil {
+		member.Trim(o, r.opts.FieldManager) // as the cache would hold it
 		m.recent.wrote(a.Kind, o)
 	}
 	if a.Kind == engine.KindServiceExportStatus {
@@ -216,7 +218,9 @@ func (r *Reconciler) create(ctx context.Context, res dynamic.ResourceInterface, 
 // upgradeOwnership hands the fields that our create set (owned through an Update operation) to
 // our apply manager before the first apply, so that an apply that leaves a field out (a port, a
 // label) removes it instead of leaving it co-owned. EndpointSlices need none: every field of
-// ours there is a scalar or an atomic list, which an apply replaces whole.
+// ours there is a scalar or an atomic list, which an apply replaces whole. The cache keeps only
+// our own managedFields entries (member.Trim): enough to tell whether a hand-over is due, but the
+// patch replaces the whole list, so it is made from the object read live.
 func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceInterface, a engine.Action, last metav1.Object) error {
 	if a.Verb != engine.VerbUpdate || a.Kind == engine.KindEndpointSlice {
 		return nil
@@ -228,6 +232,16 @@ func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceI
 	fm := r.opts.FieldManager
 	patch, err := csaupgrade.UpgradeManagedFieldsPatch(o, sets.New(fm), fm)
 	if err != nil || patch == nil {
+		return err
+	}
+	live, err := res.Get(ctx, a.Name, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("reading it to take over the fields of our create: %w", err)
+	}
+	if live.GetUID() != last.GetUID() {
+		return nil // replaced since: the apply's UID precondition refuses it
+	}
+	if patch, err = csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(fm), fm); err != nil || patch == nil {
 		return err
 	}
 	r.writes.Add(1)

@@ -15,6 +15,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
@@ -135,5 +136,66 @@ func TestWritesNeverTakeOver(t *testing.T) {
 	}
 	if svc.Spec.Ports[0].Port != 80 {
 		t.Errorf("user's Service changed: ports %v", svc.Spec.Ports)
+	}
+}
+
+// The caches keep only our managedFields entries (member.Trim). The first apply after our create
+// hands the create's fields to the apply manager with a patch that replaces managedFields whole:
+// made from the object read live, it keeps every other manager's entries, and the apply that
+// follows removes what we no longer want.
+func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
+	cm := realMember(t, "member2")
+	ctx := context.Background()
+	ns := "e2e-handover-" + utilrand.String(5)
+	if _, err := cm.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cm.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
+	r := New([]*clusterset.Member{cm}, Options{})
+	joined, err := member.Joined(cm, mcsapi.V1beta1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clusters[0].Member = joined
+
+	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web", "ours-once": "x"}
+	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns, Labels: managed},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "a", Port: 80, Protocol: corev1.ProtocolTCP}, {Name: "b", Port: 81, Protocol: corev1.ProtocolTCP}}}}
+	create := engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbCreate, Object: want}
+	if err := r.execute(ctx, engine.Observed{}, create); err != nil {
+		t.Fatal(err)
+	}
+	// Somebody else annotates it, with a field manager of their own.
+	if _, err := cm.Client.CoreV1().Services(ns).Patch(ctx, "derived-web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"team":"blue"}}}`),
+		metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	cached, err := cm.Client.CoreV1().Services(ns).Get(ctx, "derived-web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	member.Trim(cached, names.FieldManager)
+	obs := engine.Observed{Clusters: []engine.ClusterState{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
+		Services: []*corev1.Service{cached}}}}}
+
+	update := want.DeepCopy()
+	delete(update.Labels, "ours-once")
+	update.Spec.Ports = update.Spec.Ports[:1]
+	if err := r.execute(ctx, obs, engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbUpdate, Object: update}); err != nil {
+		t.Fatal(err)
+	}
+	live, err := cm.Client.CoreV1().Services(ns).Get(ctx, "derived-web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Spec.Ports) != 1 || live.Labels["ours-once"] != "" {
+		t.Errorf("after the apply: ports %v, labels %v; want port b and label ours-once gone", live.Spec.Ports, live.Labels)
+	}
+	var theirs bool
+	for _, e := range live.ManagedFields {
+		theirs = theirs || e.Manager == "someone-else"
+	}
+	if live.Annotations["team"] != "blue" || !theirs {
+		t.Errorf("someone-else's annotation or managedFields entry lost: annotations %v, managedFields %+v", live.Annotations, live.ManagedFields)
 	}
 }

@@ -1,0 +1,53 @@
+package member
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// lastApplied is kubectl's client-side apply record: a whole copy of the object, read by nobody
+// here.
+const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
+
+// Trim drops from o, in place, what no reader of the caches uses and what costs most of a cached
+// object's memory at scale: the managedFields entries of every manager but keep (sync decides
+// which labels and annotations it owns from its own entries; "" keeps none) and kubectl's
+// last-applied annotation. A writer that needs the whole managedFields reads the object live.
+func Trim(o metav1.Object, keep string) {
+	if mf := o.GetManagedFields(); len(mf) > 0 {
+		var kept []metav1.ManagedFieldsEntry
+		for _, e := range mf {
+			if keep != "" && e.Manager == keep {
+				kept = append(kept, e)
+			}
+		}
+		o.SetManagedFields(kept)
+	}
+	if a := o.GetAnnotations(); a != nil {
+		if _, ok := a[lastApplied]; ok {
+			delete(a, lastApplied)
+			o.SetAnnotations(a)
+		}
+	}
+}
+
+// trim is Trim as an informer's transform.
+func trim(keep string) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		if o, err := meta.Accessor(obj); err == nil { // not a tombstone, which holds what was cached
+			Trim(o, keep)
+		}
+		return obj, nil
+	}
+}
+
+// then chains two transforms.
+func then(first, second func(any) (any, error)) func(any) (any, error) {
+	return func(obj any) (any, error) {
+		obj, err := first(obj)
+		if err != nil {
+			return nil, err
+		}
+		return second(obj)
+	}
+}

@@ -1,0 +1,41 @@
+package member
+
+import (
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+func TestTrimKeepsOnlyOurManagerAndDropsLastApplied(t *testing.T) {
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{
+		Name:        "a",
+		Annotations: map[string]string{lastApplied: "{...}", "team": "x"},
+		ManagedFields: []metav1.ManagedFieldsEntry{
+			{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate},
+			{Manager: "kubectl-mcs", Operation: metav1.ManagedFieldsOperationApply},
+			{Manager: "kubectl-mcs", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"},
+		},
+	}}
+	out, err := trim("kubectl-mcs")(svc)
+	if err != nil || out != any(svc) {
+		t.Fatalf("trim returned %v, %v; want the same object", out, err)
+	}
+	if len(svc.ManagedFields) != 2 || svc.ManagedFields[0].Operation != metav1.ManagedFieldsOperationApply || svc.ManagedFields[1].Subresource != "status" {
+		t.Errorf("managedFields = %+v, want kubectl-mcs's two entries", svc.ManagedFields)
+	}
+	if _, ok := svc.Annotations[lastApplied]; ok || svc.Annotations["team"] != "x" {
+		t.Errorf("annotations = %v, want only team=x", svc.Annotations)
+	}
+
+	Trim(svc, "")
+	if svc.ManagedFields != nil {
+		t.Errorf("keep \"\": managedFields = %+v, want none", svc.ManagedFields)
+	}
+
+	tomb := cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: svc}
+	if out, err := trim("kubectl-mcs")(tomb); err != nil || out != any(tomb) {
+		t.Errorf("a tombstone: %v, %v; want it unchanged", out, err)
+	}
+}
