@@ -62,15 +62,25 @@ func (b *bench) propagate(ctx context.Context, j int, target *seer) (float64, er
 }
 
 // hop is the floor of propagate: a plain client writes in the first cluster, sees it by watch,
-// writes in the last cluster and sees that by watch; no engine in between.
-func (b *bench) hop(ctx context.Context, j int, seers map[string]*seer) (float64, error) {
+// writes in the last cluster and sees that by watch; no engine in between. With fanOut, the
+// second hop writes in every cluster at once, as sync must (every member imports), and ends
+// when the last cluster's watch shows it: what the fan-out costs apiservers that share the
+// machine's cores, which the two-hop floor leaves out.
+func (b *bench) hop(ctx context.Context, j int, seers map[string]*seer, fanOut bool) (float64, error) {
 	a, z := b.members[0], b.members[len(b.members)-1]
 	token := "t" + strconv.Itoa(j)
+	if fanOut {
+		token = "f" + strconv.Itoa(j)
+	}
 	chA, chZ := seers[a.name+"/floor"].await(token), seers[z.name+"/floor"].await(token)
 	write := func(m *member) error {
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hop"}, Data: map[string]string{"token": token}}
 		_, err := m.same.CoreV1().ConfigMaps(floorNS).Update(ctx, cm, metav1.UpdateOptions{})
 		return err
+	}
+	second := []*member{z}
+	if fanOut {
+		second = b.members
 	}
 	t0 := time.Now()
 	if err := write(a); err != nil {
@@ -79,7 +89,7 @@ func (b *bench) hop(ctx context.Context, j int, seers map[string]*seer) (float64
 	if _, err := await(chA, a.name+": floor token"); err != nil {
 		return 0, err
 	}
-	if err := write(z); err != nil {
+	if err := parallel(len(second), len(second), func(i int) error { return write(second[i]) }); err != nil {
 		return 0, err
 	}
 	t1, err := await(chZ, z.name+": floor token")

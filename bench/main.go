@@ -44,10 +44,16 @@ type Results struct {
 	PropagationP99 float64 `json:"propagation_p99_ms"`
 	FloorP50       float64 `json:"floor_p50_ms"`
 	FloorP99       float64 `json:"floor_p99_ms"`
+	// The two-hop floor with its second hop written in every cluster at once (hop, fanOut).
+	FanOutP50 float64 `json:"fan_out_floor_p50_ms,omitempty"`
+	FanOutP99 float64 `json:"fan_out_floor_p99_ms,omitempty"`
 
-	ConvergeS      float64 `json:"converge_s"`
-	ConvergeFloorS float64 `json:"converge_floor_s"`
-	ConvergeWrites int     `json:"converge_writes"`
+	ConvergeS float64 `json:"converge_s"`
+	// The floor: sync's converge writes replayed by a plain client (replayFloor); the create
+	// floor: as many ConfigMap creates (writeFloor).
+	ConvergeFloorS       float64 `json:"converge_floor_s"`
+	ConvergeCreateFloorS float64 `json:"converge_create_floor_s,omitempty"`
+	ConvergeWrites       int     `json:"converge_writes"`
 
 	WritesPerChange   float64 `json:"writes_per_change"`
 	ImportingClusters int     `json:"importing_clusters"`
@@ -73,6 +79,7 @@ type Results struct {
 	BusyP99             float64 `json:"busy_p99_ms,omitempty"`
 	BusyFloorP50        float64 `json:"busy_floor_p50_ms,omitempty"`
 	BusyFloorP99        float64 `json:"busy_floor_p99_ms,omitempty"`
+	BusyFanOutP50       float64 `json:"busy_fan_out_floor_p50_ms,omitempty"`
 	BusyWritesPerChange float64 `json:"busy_writes_per_change,omitempty"`
 	BusyWritesPerS      float64 `json:"busy_writes_per_s,omitempty"`
 	BusyError           string  `json:"busy_error,omitempty"`

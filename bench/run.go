@@ -44,7 +44,8 @@ type member struct {
 	name       string
 	fast, same kubernetes.Interface
 	dyn        dynamic.Interface
-	raw        rest.Interface // protobuf where offered, for the status floor
+	sameDyn    dynamic.Interface // rate-limited like sync, for the replay floor
+	raw        rest.Interface    // protobuf where offered, for the status floor
 }
 
 type bench struct {
@@ -117,10 +118,18 @@ func run(ctx context.Context, c config) (*Results, error) {
 		perCluster[m.name] = w
 		res.ConvergeWrites += w
 	}
-	logf("converged in %.1fs with %d writes %v; floor: the same writes by a plain client", res.ConvergeS, res.ConvergeWrites, perCluster)
-	if res.ConvergeFloorS, err = b.writeFloor(ctx, perCluster); err != nil {
+	logf("converged in %.1fs with %d writes %v; floors: as many ConfigMap creates, then the same writes replayed by a plain client", res.ConvergeS, res.ConvergeWrites, perCluster)
+	counts, err := b.replayCounts()
+	if err != nil {
 		return nil, err
 	}
+	if res.ConvergeCreateFloorS, err = b.writeFloor(ctx, perCluster); err != nil {
+		return nil, err
+	}
+	if res.ConvergeFloorS, err = b.replayFloor(ctx, counts); err != nil {
+		return nil, err
+	}
+	logf("floors: %.1f s of ConfigMap creates, %.1f s replayed", res.ConvergeCreateFloorS, res.ConvergeFloorS)
 	res.FloorFraction = c.floorFraction
 
 	// (a), (c) propagation and writes per change, engine and floor samples interleaved so both
@@ -130,7 +139,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	lat, floor, err := b.samplePropagation(ctx, 0, c.samples, time.Time{}, watchers)
+	lat, floor, fanOut, err := b.samplePropagation(ctx, 0, c.samples, time.Time{}, watchers)
 	if err != nil {
 		return nil, err
 	}
@@ -142,6 +151,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	res.WritesPerChange = float64(after-before) / float64(c.samples)
 	res.PropagationP50, res.PropagationP99 = percentile(lat, 50), percentile(lat, 99)
 	res.FloorP50, res.FloorP99 = percentile(floor, 50), percentile(floor, 99)
+	res.FanOutP50, res.FanOutP99 = percentile(fanOut, 50), percentile(fanOut, 99)
 
 	// (c) idle.
 	logf("idle for %v", c.idle)
@@ -208,6 +218,9 @@ func (b *bench) connect() error {
 			return err
 		}
 		if m.dyn, err = dynamic.NewForConfig(fast); err != nil {
+			return err
+		}
+		if m.sameDyn, err = dynamic.NewForConfig(same); err != nil {
 			return err
 		}
 		pb := rest.CopyConfig(fast)

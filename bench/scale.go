@@ -35,22 +35,26 @@ func convergePolling(services, clusters int) (every, limit time.Duration) {
 }
 
 // samplePropagation takes n propagation samples starting at sample `from` (each its own service
-// and address), each followed by a floor sample, so both see the same machine; none is started
-// after `until` (zero: no limit).
-func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.Time, watchers map[string]*seer) (lat, floor []float64, err error) {
+// and address), each followed by a floor sample and a fan-out floor sample, so all see the same
+// machine; none is started after `until` (zero: no limit).
+func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.Time, watchers map[string]*seer) (lat, floor, fanOut []float64, err error) {
 	target := watchers[b.members[len(b.members)-1].name]
 	for j := from; j < from+n && (until.IsZero() || time.Now().Before(until)); j++ {
 		d, err := b.propagate(ctx, j, target)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		lat = append(lat, d)
-		if d, err = b.hop(ctx, j, watchers); err != nil {
-			return nil, nil, err
+		if d, err = b.hop(ctx, j, watchers, false); err != nil {
+			return nil, nil, nil, err
 		}
 		floor = append(floor, d)
+		if d, err = b.hop(ctx, j, watchers, true); err != nil {
+			return nil, nil, nil, err
+		}
+		fanOut = append(fanOut, d)
 	}
-	return lat, floor, nil
+	return lat, floor, fanOut, nil
 }
 
 // busySamples: a quarter of the idle ones (at least 10), started within busyWindow. When the
@@ -82,7 +86,7 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 		b.churn(cctx, first, &changes, &failed)
 	}()
 	awaitTimeout = 5 * time.Minute
-	lat, floor, err := b.samplePropagation(ctx, b.samples, b.busySamples(), t0.Add(busyWindow), watchers)
+	lat, floor, fanOut, err := b.samplePropagation(ctx, b.samples, b.busySamples(), t0.Add(busyWindow), watchers)
 	awaitTimeout = 30 * time.Second
 	stop()
 	<-done
@@ -105,6 +109,7 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 	res.BusyRate = float64(changes.Load()) / elapsed
 	res.BusyP50, res.BusyP99 = percentile(lat, 50), percentile(lat, 99)
 	res.BusyFloorP50, res.BusyFloorP99 = percentile(floor, 50), percentile(floor, 99)
+	res.BusyFanOutP50 = percentile(fanOut, 50)
 	res.BusySamples = len(lat)
 	res.BusyWritesPerChange = float64(after-before) / float64(changes.Load()+int64(len(lat)))
 	logf("busy: p50 %.1f ms (floor %.1f), %.0f changes/s, sync wrote %.0f/s, %.2f writes per change", res.BusyP50, res.BusyFloorP50, res.BusyRate, res.BusyWritesPerS, res.BusyWritesPerChange)

@@ -1,6 +1,8 @@
 package member
 
 import (
+	"encoding/json"
+
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -10,14 +12,16 @@ import (
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // Trim drops from o, in place, what no reader of the caches uses and what costs most of a cached
-// object's memory at scale: the managedFields entries of every manager but keep (sync decides
-// which labels and annotations it owns from its own entries; "" keeps none) and kubectl's
-// last-applied annotation. A writer that needs the whole managedFields reads the object live.
+// object's memory at scale: the managedFields entries of every manager but keep, and of keep's
+// the fields other than metadata labels and annotations (sync decides from them which labels and
+// annotations it owns; "" keeps no entry), and kubectl's last-applied annotation. A writer that
+// needs the whole managedFields reads the object live.
 func Trim(o metav1.Object, keep string) {
 	if mf := o.GetManagedFields(); len(mf) > 0 {
 		var kept []metav1.ManagedFieldsEntry
 		for _, e := range mf {
 			if keep != "" && e.Manager == keep {
+				e.FieldsV1 = metadataFields(e.FieldsV1)
 				kept = append(kept, e)
 			}
 		}
@@ -29,6 +33,35 @@ func Trim(o metav1.Object, keep string) {
 			o.SetAnnotations(a)
 		}
 	}
+}
+
+// metadataFields keeps of a FieldsV1 set only metadata.labels and metadata.annotations; one it
+// cannot read stays whole.
+func metadataFields(f *metav1.FieldsV1) *metav1.FieldsV1 {
+	if f == nil {
+		return nil
+	}
+	var set struct {
+		Metadata map[string]json.RawMessage `json:"f:metadata"`
+	}
+	if json.Unmarshal(f.Raw, &set) != nil {
+		return f
+	}
+	meta := map[string]json.RawMessage{}
+	for _, k := range []string{"f:labels", "f:annotations"} {
+		if v, ok := set.Metadata[k]; ok {
+			meta[k] = v
+		}
+	}
+	out := map[string]any{}
+	if len(meta) > 0 {
+		out["f:metadata"] = meta
+	}
+	raw, err := json.Marshal(out)
+	if err != nil {
+		return f
+	}
+	return &metav1.FieldsV1{Raw: raw}
 }
 
 // trim is Trim as an informer's transform.

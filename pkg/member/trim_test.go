@@ -14,7 +14,8 @@ func TestTrimKeepsOnlyOurManagerAndDropsLastApplied(t *testing.T) {
 		Annotations: map[string]string{lastApplied: "{...}", "team": "x"},
 		ManagedFields: []metav1.ManagedFieldsEntry{
 			{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate},
-			{Manager: "kubectl-mcs", Operation: metav1.ManagedFieldsOperationApply},
+			{Manager: "kubectl-mcs", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(
+				`{"f:metadata":{"f:labels":{"f:a":{}},"f:annotations":{"f:b":{}},"f:ownerReferences":{}},"f:spec":{"f:ports":{}}}`)}},
 			{Manager: "kubectl-mcs", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"},
 		},
 	}}
@@ -24,6 +25,9 @@ func TestTrimKeepsOnlyOurManagerAndDropsLastApplied(t *testing.T) {
 	}
 	if len(svc.ManagedFields) != 2 || svc.ManagedFields[0].Operation != metav1.ManagedFieldsOperationApply || svc.ManagedFields[1].Subresource != "status" {
 		t.Errorf("managedFields = %+v, want kubectl-mcs's two entries", svc.ManagedFields)
+	}
+	if got := string(svc.ManagedFields[0].FieldsV1.Raw); got != `{"f:metadata":{"f:annotations":{"f:b":{}},"f:labels":{"f:a":{}}}}` {
+		t.Errorf("kept fields %s, want only metadata labels and annotations", got)
 	}
 	if _, ok := svc.Annotations[lastApplied]; ok || svc.Annotations["team"] != "x" {
 		t.Errorf("annotations = %v, want only team=x", svc.Annotations)

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+// The replay floor of the cold start: the very writes sync made (the same number of each kind
+// and verb, per cluster) made again by a plain client configured like sync's (same QPS and burst,
+// as many in flight per cluster as sync has workers), into the floor namespace, with objects sync
+// wrote as templates. ConfigMap creates (writeFloor) understate what those writes cost the
+// apiserver: server-side applies of custom resources, status subresources, cluster IPs allocated.
+// What is left between the two is ours: the engine, the dependency order, the informers.
+
+// replayKinds: the kinds sync writes, by their metric label, and their resources.
+var replayKinds = []struct {
+	kind string
+	gvr  schema.GroupVersionResource
+}{
+	{"ServiceImport", mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports)},
+	{"Service", schema.GroupVersionResource{Version: "v1", Resource: "services"}},
+	{"EndpointSlice", schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}},
+	{"ServiceExportStatus", mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)},
+}
+
+// replayVerbs in the order they are replayed: each needs the objects the ones before made.
+var replayVerbs = []string{"create", "ownership", "update", "status"}
+
+// replayCounts reads sync's converge writes by cluster, kind and verb from its metrics; a verb
+// the replay does not know is an error, so that the floor never silently makes fewer writes.
+func (b *bench) replayCounts() (map[string]map[string]map[string]int, error) {
+	out := map[string]map[string]map[string]int{}
+	total := 0
+	for _, m := range b.members {
+		out[m.name] = map[string]map[string]int{}
+		for _, k := range replayKinds {
+			out[m.name][k.kind] = map[string]int{}
+			for _, v := range replayVerbs {
+				n, err := b.writes(`cluster="`+m.name+`"`, `kind="`+k.kind+`"`, `verb="`+v+`"`)
+				if err != nil {
+					return nil, err
+				}
+				out[m.name][k.kind][v] = n
+				total += n
+			}
+		}
+	}
+	all, err := b.writes()
+	if err != nil {
+		return nil, err
+	}
+	if all != total {
+		return nil, fmt.Errorf("replay floor: sync made %d writes, the replay knows %d of them (a kind or verb it does not replay)", all, total)
+	}
+	return out, nil
+}
+
+// replayFloor makes the writes counted (times floorFraction, the time scaled up) in every cluster
+// at once and returns the seconds they took.
+func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]map[string]int) (float64, error) {
+	frac := b.floorFraction
+	if frac <= 0 || frac > 1 {
+		frac = 1
+	}
+	type prepared struct {
+		m         *member
+		templates map[string]*unstructured.Unstructured
+		n         map[string]map[string]int
+	}
+	var ready []prepared
+	for _, m := range b.members {
+		p := prepared{m: m, templates: map[string]*unstructured.Unstructured{}, n: map[string]map[string]int{}}
+		for _, k := range replayKinds {
+			p.n[k.kind] = map[string]int{}
+			most := 0
+			for _, v := range replayVerbs {
+				p.n[k.kind][v] = int(float64(counts[m.name][k.kind][v])*frac + 0.5)
+				most = max(most, p.n[k.kind][v])
+			}
+			if most == 0 {
+				continue
+			}
+			t, err := replayTemplate(ctx, m, k.kind, k.gvr)
+			if err != nil {
+				return 0, err
+			}
+			p.templates[k.kind] = t
+			// Exports are the user's: sync only writes their status. Made here, untimed.
+			if k.kind == "ServiceExportStatus" {
+				if err := parallel(max(b.workers, 1), p.n[k.kind]["status"], func(i int) error {
+					_, err := m.sameDyn.Resource(k.gvr).Namespace(floorNS).Create(ctx, replayObject(t, k.kind, i), metav1.CreateOptions{})
+					return err
+				}); err != nil {
+					return 0, fmt.Errorf("%s: replay floor: exports: %w", m.name, err)
+				}
+			}
+		}
+		ready = append(ready, p)
+	}
+
+	t0 := time.Now()
+	var wg sync.WaitGroup
+	errs := make([]error, len(ready))
+	for pi, p := range ready {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			created := map[string][]*unstructured.Unstructured{}
+			for _, v := range replayVerbs {
+				for _, k := range replayKinds {
+					n := p.n[k.kind][v]
+					if n == 0 {
+						continue
+					}
+					if v == "create" {
+						created[k.kind] = make([]*unstructured.Unstructured, n)
+					}
+					res := p.m.sameDyn.Resource(k.gvr).Namespace(floorNS)
+					err := parallel(max(b.workers, 1), n, func(i int) error {
+						return replayWrite(ctx, res, p.templates[k.kind], k.kind, v, i, created[k.kind])
+					})
+					if err != nil {
+						errs[pi] = fmt.Errorf("%s: replay floor: %s %s: %w", p.m.name, v, k.kind, err)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return time.Since(t0).Seconds() / frac, errors.Join(errs...)
+}
+
+// replayTemplate is one object sync wrote of kind in m.
+func replayTemplate(ctx context.Context, m *member, kind string, gvr schema.GroupVersionResource) (*unstructured.Unstructured, error) {
+	opts := metav1.ListOptions{Limit: 1}
+	if kind == "Service" || kind == "ServiceImport" {
+		opts.LabelSelector = names.ManagedByLabel + "=" + names.ManagedByValue
+	}
+	if kind == "EndpointSlice" {
+		opts.LabelSelector = "endpointslice.kubernetes.io/managed-by=" + names.ManagedByValue
+	}
+	l, err := m.dyn.Resource(gvr).Namespace(ns).List(ctx, opts)
+	if err != nil || len(l.Items) == 0 {
+		return nil, fmt.Errorf("%s: replay floor: no %s of sync's to copy (%v)", m.name, kind, err)
+	}
+	return &l.Items[0], nil
+}
+
+// replayObject is template i, in the floor namespace, as a client would first send it: no
+// identity, no owner (sync's points at an object that is not there), no allocated cluster IP.
+func replayObject(t *unstructured.Unstructured, kind string, i int) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": t.GetAPIVersion(), "kind": t.GetKind()}}
+	u.SetName(fmt.Sprintf("floor-%s-%d", strings.ToLower(kind), i))
+	u.SetNamespace(floorNS)
+	u.SetLabels(t.GetLabels())
+	u.SetAnnotations(t.GetAnnotations())
+	for _, f := range []string{"spec", "addressType", "endpoints", "ports"} {
+		if v, ok := t.Object[f]; ok {
+			u.Object[f] = v
+		}
+	}
+	if kind == "Service" {
+		unstructured.RemoveNestedField(u.Object, "spec", "clusterIP")
+		unstructured.RemoveNestedField(u.Object, "spec", "clusterIPs")
+	}
+	return u
+}
+
+// replayWrite makes write v of object i as sync makes it.
+func replayWrite(ctx context.Context, res interface {
+	Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
+	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*unstructured.Unstructured, error)
+}, t *unstructured.Unstructured, kind, v string, i int, created []*unstructured.Unstructured) error {
+	o := replayObject(t, kind, i)
+	force := true
+	apply := metav1.PatchOptions{FieldManager: names.FieldManager, Force: &force}
+	switch v {
+	case "create":
+		out, err := res.Create(ctx, o, metav1.CreateOptions{FieldManager: names.FieldManager})
+		if err == nil {
+			created[i] = out
+		}
+		return err
+	case "ownership":
+		if i >= len(created) || created[i] == nil {
+			return fmt.Errorf("object %d was not created", i)
+		}
+		patch, err := csaupgrade.UpgradeManagedFieldsPatch(created[i], sets.New(names.FieldManager), names.FieldManager)
+		if err != nil || patch == nil {
+			return fmt.Errorf("no ownership patch for %s (%v)", o.GetName(), err)
+		}
+		_, err = res.Patch(ctx, o.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+		return err
+	case "update":
+		body, err := o.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		_, err = res.Patch(ctx, o.GetName(), types.ApplyPatchType, body, apply)
+		return err
+	case "status":
+		s := &unstructured.Unstructured{Object: map[string]any{"apiVersion": t.GetAPIVersion(), "kind": t.GetKind(), "status": t.Object["status"]}}
+		s.SetName(o.GetName())
+		body, err := s.MarshalJSON()
+		if err != nil {
+			return err
+		}
+		_, err = res.Patch(ctx, o.GetName(), types.ApplyPatchType, body, apply, "status")
+		return err
+	}
+	return fmt.Errorf("verb %q not replayed", v)
+}
