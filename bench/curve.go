@@ -51,29 +51,31 @@ func curveTables(runs []*Results) string {
 	s.WriteString("Each run: N services exported from 2 of the clusters, 2 endpoints per slice, imported by every cluster; " +
 		"floors from the same run. Targets: propagation p50 ≤ 1.5x, converge ≤ 1.2x, 0 idle writes, ≤ 2 KiB RSS per cached endpoint, `status -A` ≤ 2x. " +
 		"The targets are judged on the issue's floors: the two-hop floor for propagation, and for converge sync's own writes replayed by a plain client at the same QPS and concurrency. " +
-		"Beside them, for the explanation: the fan-out floor (the second hop written in every cluster at once, as sync must) and the create floor (as many ConfigMap creates).\n\n")
+		"Beside them, for the explanation: the fan-out floor (the second hop written in every cluster at once, as sync must), the create floor (as many ConfigMap creates) " +
+		"and the peak RSS of bare client-go informers holding the same objects.\n\n")
 	s.WriteString("**The curve** (ratio to the floor of the same run)\n\n")
-	s.WriteString("| services | clusters | QPS/burst (workers, if not 4) | p50 idle | p50 idle / fan-out floor | p50 busy | converge | converge / create floor | KiB RSS / endpoint | `status -A` |\n|---|---|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| services | clusters | QPS/burst (workers, if not 4) | p50 idle | p50 idle / fan-out floor | p50 busy | converge | converge / create floor | KiB RSS / endpoint | RSS / bare informers | `status -A` |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
 		p50, busy := ratio(r.PropagationP50, r.FloorP50), ratio(r.BusyP50, r.BusyFloorP50)
 		conv, st := ratio(r.ConvergeS, r.ConvergeFloorS), ratio(r.StatusS, r.StatusFloorS)
-		fmt.Fprintf(&s, "| %d | %d | %s | %.2fx %s | %s | %s | %.2fx %s | %s | %.2f %s | %.2fx %s |\n", r.Services, r.Clusters, limit(r),
+		fmt.Fprintf(&s, "| %d | %d | %s | %.2fx %s | %s | %s | %.2fx %s | %s | %.2f %s | %s | %.2fx %s |\n", r.Services, r.Clusters, limit(r),
 			p50, mark(p50 <= 1.5), ratioOrDash(r.PropagationP50, r.FanOutP50), busyCell(r, busy), conv, mark(conv <= 1.2),
-			ratioOrDash(r.ConvergeS, r.ConvergeCreateFloorS), r.RSSPerEndpointKiB, mark(r.RSSPerEndpointKiB <= 2), st, mark(st <= 2))
+			ratioOrDash(r.ConvergeS, r.ConvergeCreateFloorS), r.RSSPerEndpointKiB, mark(r.RSSPerEndpointKiB <= 2),
+			ratioOrDash(r.PeakRSSMiB, r.InformerFloorRSSMiB), st, mark(st <= 2))
 	}
 	s.WriteString("\n**The figures**\n\n")
-	s.WriteString("| services | clusters | QPS/burst | run (UTC), load | converge (writes) / replay floor, create floor | p50 / p99 idle, floor, fan-out floor | p50 / p99 busy, floor (changes/s) | writes per change idle / busy | idle writes | peak RSS (endpoints) | `status -A` / bare lists |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| services | clusters | QPS/burst | run (UTC), load | converge (writes) / replay floor, create floor | p50 / p99 idle, floor, fan-out floor | p50 / p99 busy, floor (changes/s) | writes per change idle / busy | idle writes | peak RSS (endpoints), bare informers | `status -A` / bare lists |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
 		floor := fmt.Sprintf("%.1f s, %.1f s", r.ConvergeFloorS, r.ConvergeCreateFloorS)
 		if r.FloorFraction > 0 && r.FloorFraction < 1 {
 			floor += fmt.Sprintf(" (%.0f%% measured)", r.FloorFraction*100)
 		}
-		fmt.Fprintf(&s, "| %d | %d | %s | %s, %s | %.1f s (%d) / %s | %.1f / %.1f ms, %.1f / %.1f, %.1f / %.1f | %s | %.2f / %s | %d in %.0f s | %.0f MiB (%d) | %.2f s / %.2f s |\n",
+		fmt.Fprintf(&s, "| %d | %d | %s | %s, %s | %.1f s (%d) / %s | %.1f / %.1f ms, %.1f / %.1f, %.1f / %.1f | %s | %.2f / %s | %d in %.0f s | %.0f MiB (%d), %.0f MiB | %.2f s / %.2f s |\n",
 			r.Services, r.Clusters, limit(r), strings.TrimSuffix(r.Date, "Z"), r.Load,
 			r.ConvergeS, r.ConvergeWrites, floor,
 			r.PropagationP50, r.PropagationP99, r.FloorP50, r.FloorP99, r.FanOutP50, r.FanOutP99, busyFigures(r),
 			r.WritesPerChange, orDash(r.BusyWritesPerChange, r.BusyRate > 0),
-			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.CachedEndpoints, r.StatusS, r.StatusFloorS)
+			r.IdleWrites, r.IdleSeconds, r.PeakRSSMiB, r.CachedEndpoints, r.InformerFloorRSSMiB, r.StatusS, r.StatusFloorS)
 	}
 	return s.String()
 }

@@ -44,7 +44,7 @@ type Results struct {
 	PropagationP99 float64 `json:"propagation_p99_ms"`
 	FloorP50       float64 `json:"floor_p50_ms"`
 	FloorP99       float64 `json:"floor_p99_ms"`
-	// The two-hop floor with its second hop written in every cluster at once (hop, fanOut).
+	// The two-hop floor made of sync's own writes, its second hop in every cluster at once (fanOut).
 	FanOutP50 float64 `json:"fan_out_floor_p50_ms,omitempty"`
 	FanOutP99 float64 `json:"fan_out_floor_p99_ms,omitempty"`
 
@@ -86,6 +86,8 @@ type Results struct {
 
 	CachedEndpoints   int     `json:"cached_endpoints,omitempty"`
 	RSSPerEndpointKiB float64 `json:"rss_per_endpoint_kib,omitempty"`
+	// The peak RSS of bare client-go informers over the same objects (informerFloor).
+	InformerFloorRSSMiB float64 `json:"informer_floor_rss_mib,omitempty"`
 
 	DiagnoseS      float64 `json:"diagnose_s,omitempty"`
 	DiagnoseFloorS float64 `json:"diagnose_floor_s,omitempty"`
@@ -111,8 +113,15 @@ func main() {
 	flag.IntVar(&c.busyRate, "busy-rate", 0, "also sample propagation while this many other services change per second (0: no)")
 	flag.Float64Var(&c.floorFraction, "floor-fraction", 1, "share of the converge writes the write floor makes, its time scaled up")
 	flag.StringVar(&c.profileDir, "profile-dir", "", "run sync with --profiling and save CPU (first 30 s of converge) and heap profiles here")
+	floorChild := flag.Bool(informerFloorFlag, false, "internal: hold informers of -contexts and print the peak RSS (the memory floor)")
 	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
 	flag.Parse()
+	if *floorChild {
+		if err := holdInformers(c.kubeconfig, strings.Split(*contexts, ",")); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if *curve != "" {
 		if err := renderCurve(strings.Split(*curve, ","), c.markdown); err != nil {
 			fail(err)

@@ -180,6 +180,10 @@ func run(ctx context.Context, c config) (*Results, error) {
 			return nil, err
 		}
 		res.RSSPerEndpointKiB = res.PeakRSSMiB * 1024 / float64(res.CachedEndpoints)
+		if res.InformerFloorRSSMiB, err = b.informerFloor(ctx); err != nil {
+			return nil, err
+		}
+		logf("peak RSS %.0f MiB, %.2f KiB per cached endpoint; bare informers over the same objects: %.0f MiB", res.PeakRSSMiB, res.RSSPerEndpointKiB, res.InformerFloorRSSMiB)
 		b.saveProfile("heap", 0)
 	}
 
@@ -324,6 +328,10 @@ func (b *bench) watchAll(ctx context.Context) (map[string]*seer, func(want int) 
 			return nil, nil, fmt.Errorf("%s: %w", m.name, err)
 		}
 		seers[m.name+"/floor"] = s
+		if s, err = watchSlices(ctx, m.same, floorNS); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		seers[m.name+"/floor-slices"] = s
 		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.dyn, 0, ns, nil)
 		si := f.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports)).Informer()
 		se := f.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)).Informer()

@@ -45,11 +45,11 @@ func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.T
 			return nil, nil, nil, err
 		}
 		lat = append(lat, d)
-		if d, err = b.hop(ctx, j, watchers, false); err != nil {
+		if d, err = b.hop(ctx, j, watchers); err != nil {
 			return nil, nil, nil, err
 		}
 		floor = append(floor, d)
-		if d, err = b.hop(ctx, j, watchers, true); err != nil {
+		if d, err = b.fanOut(ctx, j, watchers); err != nil {
 			return nil, nil, nil, err
 		}
 		fanOut = append(fanOut, d)
