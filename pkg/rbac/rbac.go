@@ -40,14 +40,15 @@ func (r Rule) LeaseClusterOnly() bool { return r.Scope == LeaseNamespace }
 
 // SyncRules is what `sync` (one pass, or --watch with --leader-elect) needs in a member. Informers
 // list and watch; writes are plain creates (never taking an object over), server-side apply and
-// the csaupgrade JSON patch (both "patch"), deletes with a UID precondition; status goes through
+// the csaupgrade JSON patch (both "patch"; the JSON patch is made from the object read live with
+// "get", since the caches keep only sync's own managedFields entries), deletes with a UID precondition; status goes through
 // the status subresources; Events are created once per conflict change; the two mcs-api CRDs are
 // read for their served schemas (without that right sync writes every field and says so);
 // leader election gets, creates and updates one Lease.
 var SyncRules = []Rule{
 	{Group: "", Resource: "namespaces", Verbs: []string{"list", "watch"}, Scope: Cluster,
 		Why: "imports go only to members that have the namespace"},
-	{Group: "", Resource: "services", Verbs: []string{"list", "watch", "create", "patch", "delete"}, Scope: Cluster,
+	{Group: "", Resource: "services", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}, Scope: Cluster,
 		Why: "reads exported Services; writes derived-NAME"},
 	{Group: "discovery.k8s.io", Resource: "endpointslices", Verbs: []string{"list", "watch", "create", "patch", "delete"}, Scope: Cluster,
 		Why: "reads the exporters' slices; writes their copies"},
@@ -55,7 +56,7 @@ var SyncRules = []Rule{
 		Why: "reads ServiceExports"},
 	{Group: "multicluster.x-k8s.io", Resource: "serviceexports/status", Verbs: []string{"patch"}, Scope: Cluster,
 		Why: "sets the Valid, Ready and Conflict conditions"},
-	{Group: "multicluster.x-k8s.io", Resource: "serviceimports", Verbs: []string{"list", "watch", "create", "patch", "delete"}, Scope: Cluster,
+	{Group: "multicluster.x-k8s.io", Resource: "serviceimports", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}, Scope: Cluster,
 		Why: "writes ServiceImports"},
 	{Group: "multicluster.x-k8s.io", Resource: "serviceimports/status", Verbs: []string{"patch"}, Scope: Cluster,
 		Why: "sets status.clusters"},
