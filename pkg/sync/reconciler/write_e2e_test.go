@@ -48,14 +48,22 @@ func realMember(t *testing.T, ctxName string) *clusterset.Member {
 	return m
 }
 
-func TestWritesNeverTakeOver(t *testing.T) {
+// realMemberNamespace is member2 and a fresh namespace there, removed when the test ends.
+func realMemberNamespace(t *testing.T, prefix string) (*clusterset.Member, string) {
+	t.Helper()
 	cm := realMember(t, "member2")
 	ctx := context.Background()
-	ns := "e2e-takeover-" + utilrand.String(5)
+	ns := prefix + utilrand.String(5)
 	if _, err := cm.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cm.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
+	return cm, ns
+}
+
+func TestWritesNeverTakeOver(t *testing.T) {
+	cm, ns := realMemberNamespace(t, "e2e-takeover-")
+	ctx := context.Background()
 
 	// The user's objects, under the names sync would use for service "web".
 	userSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns},
@@ -144,13 +152,8 @@ func TestWritesNeverTakeOver(t *testing.T) {
 // made from the object read live, it keeps every other manager's entries, and the apply that
 // follows removes what we no longer want.
 func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
-	cm := realMember(t, "member2")
+	cm, ns := realMemberNamespace(t, "e2e-handover-")
 	ctx := context.Background()
-	ns := "e2e-handover-" + utilrand.String(5)
-	if _, err := cm.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cm.Client.CoreV1().Namespaces().Delete(ctx, ns, metav1.DeleteOptions{}) })
 	r := New([]*clusterset.Member{cm}, Options{})
 	joined, err := member.Joined(cm, mcsapi.V1beta1)
 	if err != nil {
