@@ -40,9 +40,9 @@ func (e *events) Eventf(obj *corev1.ObjectReference, eventtype, reason, messageF
 	e.EventRecorder.Eventf(obj, eventtype, reason, messageFmt, args...)
 }
 
-// flush waits until every recorded event was written, or timeout, then stops the recorder.
-func (e *events) flush(ctx context.Context, timeout time.Duration) {
-	_ = wait.PollUntilContextTimeout(ctx, 20*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+// flush waits until every recorded event was written, or ctx ends, then stops the recorder.
+func (e *events) flush(ctx context.Context) {
+	_ = wait.PollUntilContextCancel(ctx, 20*time.Millisecond, true, func(context.Context) (bool, error) {
 		return e.written.Load() >= e.recorded.Load(), nil
 	})
 	e.broadcaster.Shutdown()

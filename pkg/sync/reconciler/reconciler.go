@@ -178,11 +178,14 @@ func (r *Reconciler) SyncAll(ctx context.Context) error {
 	return nil
 }
 
-// flushEvents waits, briefly, for the events recorded to be written.
+// flushEvents waits, briefly (5 s in all, however many members), for the events recorded to be
+// written.
 func (r *Reconciler) flushEvents(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
 	for _, c := range r.clusters {
 		if c.events != nil {
-			c.events.flush(ctx, 5*time.Second)
+			c.events.flush(ctx)
 		}
 	}
 }
