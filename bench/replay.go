@@ -24,7 +24,11 @@ import (
 // as many in flight per cluster as sync has workers), into the floor namespace, with objects sync
 // wrote as templates. ConfigMap creates (writeFloor) understate what those writes cost the
 // apiserver: server-side applies of custom resources, status subresources, cluster IPs allocated.
-// What is left between the two is ours: the engine, the dependency order, the informers.
+// What is left between the two is ours: the engine, the dependency order, the informers. The
+// replay has a namespace of its own, deleted (and awaited) afterwards, so that what it made
+// leaves no trace in the later phases (status -A, diagnose -A).
+
+const replayNS = "mcs-bench-replay"
 
 // replayKinds: the kinds sync writes, by their metric label, and their resources.
 var replayKinds = []struct {
@@ -83,6 +87,18 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 	}
 	var ready []prepared
 	for _, m := range b.members {
+		if err := freshNamespace(ctx, m, replayNS); err != nil {
+			return 0, err
+		}
+	}
+	defer func() {
+		for _, m := range b.members {
+			if err := deleteNamespace(ctx, m, replayNS, 15*time.Minute); err != nil {
+				logf("replay floor: %v", err)
+			}
+		}
+	}()
+	for _, m := range b.members {
 		p := prepared{m: m, templates: map[string]*unstructured.Unstructured{}, n: map[string]map[string]int{}}
 		for _, k := range replayKinds {
 			p.n[k.kind] = map[string]int{}
@@ -102,7 +118,7 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 			// Exports are the user's: sync only writes their status. Made here, untimed.
 			if k.kind == "ServiceExportStatus" {
 				if err := parallel(max(b.workers, 1), p.n[k.kind]["status"], func(i int) error {
-					_, err := m.sameDyn.Resource(k.gvr).Namespace(floorNS).Create(ctx, replayObject(t, k.kind, i), metav1.CreateOptions{})
+					_, err := m.sameDyn.Resource(k.gvr).Namespace(replayNS).Create(ctx, replayObject(t, k.kind, i), metav1.CreateOptions{})
 					return err
 				}); err != nil {
 					return 0, fmt.Errorf("%s: replay floor: exports: %w", m.name, err)
@@ -129,7 +145,7 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 					if v == "create" {
 						created[k.kind] = make([]*unstructured.Unstructured, n)
 					}
-					res := p.m.sameDyn.Resource(k.gvr).Namespace(floorNS)
+					res := p.m.sameDyn.Resource(k.gvr).Namespace(replayNS)
 					err := parallel(max(b.workers, 1), n, func(i int) error {
 						return replayWrite(ctx, res, p.templates[k.kind], k.kind, v, i, created[k.kind])
 					})
@@ -161,12 +177,12 @@ func replayTemplate(ctx context.Context, m *member, kind string, gvr schema.Grou
 	return &l.Items[0], nil
 }
 
-// replayObject is template i, in the floor namespace, as a client would first send it: no
+// replayObject is template i, in the replay namespace, as a client would first send it: no
 // identity, no owner (sync's points at an object that is not there), no allocated cluster IP.
 func replayObject(t *unstructured.Unstructured, kind string, i int) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{"apiVersion": t.GetAPIVersion(), "kind": t.GetKind()}}
 	u.SetName(fmt.Sprintf("floor-%s-%d", strings.ToLower(kind), i))
-	u.SetNamespace(floorNS)
+	u.SetNamespace(replayNS)
 	u.SetLabels(t.GetLabels())
 	u.SetAnnotations(t.GetAnnotations())
 	for _, f := range []string{"spec", "addressType", "endpoints", "ports"} {

@@ -242,15 +242,8 @@ func (b *bench) connect() error {
 func (b *bench) namespaces(ctx context.Context) error {
 	for _, m := range b.members {
 		for _, n := range []string{ns, floorNS} {
-			_ = m.fast.CoreV1().Namespaces().Delete(ctx, n, metav1.DeleteOptions{})
-			if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 3*time.Minute, true, func(ctx context.Context) (bool, error) {
-				_, err := m.fast.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{})
-				return apierrors.IsNotFound(err), nil
-			}); err != nil {
-				return fmt.Errorf("%s: namespace %s not deleted", m.name, n)
-			}
-			if _, err := m.fast.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
-				return fmt.Errorf("%s: %w", m.name, err)
+			if err := freshNamespace(ctx, m, n); err != nil {
+				return err
 			}
 			if n == floorNS {
 				hop := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "hop"}, Data: map[string]string{"token": "-"}}
@@ -259,6 +252,29 @@ func (b *bench) namespaces(ctx context.Context) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// freshNamespace deletes namespace n in m, waits until it is gone, and creates it again.
+func freshNamespace(ctx context.Context, m *member, n string) error {
+	if err := deleteNamespace(ctx, m, n, 3*time.Minute); err != nil {
+		return err
+	}
+	if _, err := m.fast.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
+		return fmt.Errorf("%s: %w", m.name, err)
+	}
+	return nil
+}
+
+// deleteNamespace deletes namespace n in m and waits until it is gone.
+func deleteNamespace(ctx context.Context, m *member, n string, timeout time.Duration) error {
+	_ = m.fast.CoreV1().Namespaces().Delete(ctx, n, metav1.DeleteOptions{})
+	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
+		_, err := m.fast.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	}); err != nil {
+		return fmt.Errorf("%s: namespace %s not deleted within %v", m.name, n, timeout)
 	}
 	return nil
 }
