@@ -12,17 +12,22 @@ import (
 const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // Trim drops from o, in place, what no reader of the caches uses and what costs most of a cached
-// object's memory at scale: the managedFields entries of every manager but keep, and of keep's
-// the fields other than metadata labels and annotations (sync decides from them which labels and
-// annotations it owns; "" keeps no entry), and kubectl's last-applied annotation. A writer that
-// needs the whole managedFields reads the object live.
+// object's memory at scale: of the managedFields entries of keep, the fields other than metadata
+// labels and annotations (sync decides from them which labels and annotations it owns); of every
+// other manager's, all but who and how (each stays, in its place, so that an entry of keep's has
+// the index it has on the server); with keep "", every entry; and kubectl's last-applied
+// annotation. A writer that needs the whole managedFields reads the object live.
 func Trim(o metav1.Object, keep string) {
 	if mf := o.GetManagedFields(); len(mf) > 0 {
 		var kept []metav1.ManagedFieldsEntry
 		for _, e := range mf {
-			if keep != "" && e.Manager == keep {
+			switch {
+			case keep == "":
+			case e.Manager == keep:
 				e.FieldsV1 = metadataFields(e.FieldsV1)
 				kept = append(kept, e)
+			default:
+				kept = append(kept, metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, Subresource: e.Subresource})
 			}
 		}
 		o.SetManagedFields(kept)

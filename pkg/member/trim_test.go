@@ -13,7 +13,7 @@ func TestTrimKeepsOnlyOurManagerAndDropsLastApplied(t *testing.T) {
 		Name:        "a",
 		Annotations: map[string]string{lastApplied: "{...}", "team": "x"},
 		ManagedFields: []metav1.ManagedFieldsEntry{
-			{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate},
+			{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}, APIVersion: "v1"},
 			{Manager: "kubectl-mcs", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(
 				`{"f:metadata":{"f:labels":{"f:a":{}},"f:annotations":{"f:b":{}},"f:ownerReferences":{}},"f:spec":{"f:ports":{}}}`)}},
 			{Manager: "kubectl-mcs", Operation: metav1.ManagedFieldsOperationUpdate, Subresource: "status"},
@@ -23,10 +23,11 @@ func TestTrimKeepsOnlyOurManagerAndDropsLastApplied(t *testing.T) {
 	if err != nil || out != any(svc) {
 		t.Fatalf("trim returned %v, %v; want the same object", out, err)
 	}
-	if len(svc.ManagedFields) != 2 || svc.ManagedFields[0].Operation != metav1.ManagedFieldsOperationApply || svc.ManagedFields[1].Subresource != "status" {
-		t.Errorf("managedFields = %+v, want kubectl-mcs's two entries", svc.ManagedFields)
+	if mf := svc.ManagedFields; len(mf) != 3 || mf[0] != (metav1.ManagedFieldsEntry{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate}) ||
+		mf[1].Operation != metav1.ManagedFieldsOperationApply || mf[2].Subresource != "status" {
+		t.Errorf("managedFields = %+v, want the other manager's entry as a stub in its place, then kubectl-mcs's two", mf)
 	}
-	if got := string(svc.ManagedFields[0].FieldsV1.Raw); got != `{"f:metadata":{"f:annotations":{"f:b":{}},"f:labels":{"f:a":{}}}}` {
+	if got := string(svc.ManagedFields[1].FieldsV1.Raw); got != `{"f:metadata":{"f:annotations":{"f:b":{}},"f:labels":{"f:a":{}}}}` {
 		t.Errorf("kept fields %s, want only metadata labels and annotations", got)
 	}
 	if _, ok := svc.Annotations[lastApplied]; ok || svc.Annotations["team"] != "x" {

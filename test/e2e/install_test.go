@@ -31,6 +31,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/rbac"
 )
 
@@ -474,20 +475,33 @@ func stepFor(t *testing.T, inst installation, ns, name string, rule rbac.Rule, v
 		}, oneShot(inst, ns)
 	case rule.Resource == "clusterproperties": // every command reads the member's ID at connect
 		return nil, oneShot(inst, ns)
-	// get: the first apply after our create reads the object live for the ownership hand-over;
-	// a new import is created and updated (its IPs) in one pass, a derived Service only when
-	// its ports change.
-	case verb == "create" || verb == "get" && rule.Resource == "serviceimports" ||
-		strings.HasSuffix(rule.Resource, "/status") || rule.Resource == "customresourcedefinitions":
+	case verb == "create" || strings.HasSuffix(rule.Resource, "/status") || rule.Resource == "customresourcedefinitions":
 		return func() { exported("member1") }, oneShot(inst, ns)
-	case verb == "patch" || verb == "get" && rule.Resource == "services":
+	case verb == "patch" || verb == "get":
 		// Ports and endpoints change: the import and derived Service are updated, the copied
 		// slices too (the source slice is updated in place when only its endpoints change).
+		// get: the ownership hand-over before an apply reads the object when the entries of
+		// ours are more than the create's alone (here an update somebody made under our field
+		// manager's name); the create's alone it hands over in place.
 		return func() {
 				deployment(t, "member1", ns, name, 1)
 				service(t, "member1", ns, name)
 				userExport(t, "member1", ns, name)
 				syncOK()
+				if verb == "get" {
+					// Our objects applied once (a port change), then annotated under our name.
+					if out, err := runKubectl("member1", "-n", ns, "patch", "service", name, "--type=json", `-p=[{"op":"replace","path":"/spec/ports/0/port","value":82}]`); err != nil {
+						t.Fatalf("%v: %s", err, out)
+					}
+					syncOK()
+					kind, obj := "serviceimport", name
+					if rule.Resource == "services" {
+						kind, obj = "service", "derived-"+name
+					}
+					if out, err := runKubectl("member1", "-n", ns, "annotate", kind, obj, "touched=yes", "--field-manager="+names.FieldManager); err != nil {
+						t.Fatalf("%v: %s", err, out)
+					}
+				}
 			}, func() string {
 				if out, err := runKubectl("member1", "-n", ns, "patch", "service", name, "--type=json", `-p=[{"op":"replace","path":"/spec/ports/0/port","value":81}]`); err != nil {
 					t.Fatalf("%v: %s", err, out)

@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -137,5 +138,50 @@ func TestWatchKeepsNoChanges(t *testing.T) {
 	r.recordChanges([]engine.Action{a, a})
 	if got := r.Changes(); len(got) != 0 {
 		t.Fatalf("a watch: changes %+v, want none kept", got)
+	}
+}
+
+// One object's actions stay in order (a delete before the create that replaces it); the rest may
+// run at once.
+func TestChainsByObject(t *testing.T) {
+	act := func(cluster, kind, name, verb string) engine.Action {
+		return engine.Action{Cluster: cluster, Kind: kind, Namespace: "demo", Name: name, Verb: verb}
+	}
+	actions := []engine.Action{
+		act("m1", engine.KindEndpointSlice, "a", engine.VerbDelete),
+		act("m1", engine.KindEndpointSlice, "b", engine.VerbCreate),
+		act("m1", engine.KindEndpointSlice, "a", engine.VerbCreate),
+		act("m2", engine.KindEndpointSlice, "a", engine.VerbCreate),
+		act("m2", engine.KindServiceImport, "a", engine.VerbUpdate),
+		act("m2", engine.KindServiceImport, "a", engine.VerbStatus),
+	}
+	got := chainsByObject(actions)
+	want := [][]int{{0, 2}, {1}, {3}, {4, 5}}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("chains %v, want %v", got, want)
+	}
+}
+
+func TestHandOverInPlace(t *testing.T) {
+	entry := func(manager string, op metav1.ManagedFieldsOperationType, sub string) metav1.ManagedFieldsEntry {
+		return metav1.ManagedFieldsEntry{Manager: manager, Operation: op, Subresource: sub}
+	}
+	upd, apply := metav1.ManagedFieldsOperationUpdate, metav1.ManagedFieldsOperationApply
+	for _, c := range []struct {
+		name    string
+		entries []metav1.ManagedFieldsEntry
+		want    string // "" : no in-place patch
+	}{
+		{"the create's entry after another manager's", []metav1.ManagedFieldsEntry{entry("someone", upd, ""), entry("kubectl-mcs", upd, ""), entry("kubectl-mcs", apply, "status")},
+			`[{"op":"test","path":"/metadata/managedFields/1/manager","value":"kubectl-mcs"},{"op":"test","path":"/metadata/managedFields/1/operation","value":"Update"},` +
+				`{"op":"replace","path":"/metadata/managedFields/1/operation","value":"Apply"},{"op":"replace","path":"/metadata/resourceVersion","value":"42"}]`},
+		{"already applied", []metav1.ManagedFieldsEntry{entry("kubectl-mcs", apply, "")}, ""},
+		{"an update and an apply of ours", []metav1.ManagedFieldsEntry{entry("kubectl-mcs", apply, ""), entry("kubectl-mcs", upd, "")}, ""},
+		{"none of ours", []metav1.ManagedFieldsEntry{entry("someone", upd, "")}, ""},
+	} {
+		o := &metav1.ObjectMeta{ResourceVersion: "42", ManagedFields: c.entries}
+		if got := string(handOverInPlace(o, "kubectl-mcs")); got != c.want {
+			t.Errorf("%s: %s, want %s", c.name, got, c.want)
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/util/csaupgrade"
+	"k8s.io/klog/v2"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
@@ -67,29 +68,58 @@ var writeKinds = func() map[string]writeKind {
 	}
 }()
 
-// executeRound runs each cluster's actions in order, the clusters concurrently.
+// executeRound runs the actions of a round: those on one object in the plan's order (a delete
+// before the create that replaces it, an update before the status), everything else concurrently,
+// in every cluster at once. The changes are recorded in the plan's order.
 func (r *Reconciler) executeRound(ctx context.Context, obs engine.Observed, perCluster [][]engine.Action) []string {
 	var mu sync.Mutex
 	var errs []string
 	var wg sync.WaitGroup
+	var all []engine.Action
 	for _, actions := range perCluster {
+		all = append(all, actions...)
+	}
+	done := make([]bool, len(all))
+	for _, chain := range chainsByObject(all) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, a := range actions {
-				if err := r.execute(ctx, obs, a); err != nil {
+			for _, i := range chain {
+				if err := r.execute(ctx, obs, all[i]); err != nil {
 					mu.Lock()
 					errs = append(errs, err.Error())
 					mu.Unlock()
 					return
 				}
-				r.recordChanges([]engine.Action{a})
+				done[i] = true
 			}
 		}()
 	}
 	wg.Wait()
+	for i, a := range all {
+		if done[i] {
+			r.recordChanges([]engine.Action{a})
+		}
+	}
 	sort.Strings(errs)
 	return errs
+}
+
+// chainsByObject groups the indexes of actions by the object they write (cluster, kind,
+// namespace, name), each group in the actions' order, the groups in the order of their first.
+func chainsByObject(actions []engine.Action) [][]int {
+	var out [][]int
+	at := map[[4]string]int{}
+	for i, a := range actions {
+		k := [4]string{a.Cluster, a.Kind, a.Namespace, a.Name}
+		if j, ok := at[k]; ok {
+			out[j] = append(out[j], i)
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, []int{i})
+	}
+	return out
 }
 
 // execute performs one planned action with server-side apply (or a delete).
@@ -218,9 +248,10 @@ func (r *Reconciler) create(ctx context.Context, res dynamic.ResourceInterface, 
 // upgradeOwnership hands the fields that our create set (owned through an Update operation) to
 // our apply manager before the first apply, so that an apply that leaves a field out (a port, a
 // label) removes it instead of leaving it co-owned. EndpointSlices need none: every field of
-// ours there is a scalar or an atomic list, which an apply replaces whole. The cache keeps only
-// our own managedFields entries (member.Trim): enough to tell whether a hand-over is due, but the
-// patch replaces the whole list, so it is made from the object read live.
+// ours there is a scalar or an atomic list, which an apply replaces whole. The cache keeps the
+// other managers' managedFields entries only as stubs (member.Trim): enough to tell whether a
+// hand-over is due and, in the common case, to make it in place (handOverInPlace); otherwise the
+// patch, which replaces the whole list, is made from the object read live.
 func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceInterface, a engine.Action, last metav1.Object) error {
 	if a.Verb != engine.VerbUpdate || a.Kind == engine.KindEndpointSlice {
 		return nil
@@ -234,6 +265,20 @@ func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceI
 	if err != nil || patch == nil {
 		return err
 	}
+	counted := func() {
+		r.writes.Add(1)
+		if r.opts.Metrics != nil {
+			r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, "ownership").Inc()
+		}
+	}
+	if patch := handOverInPlace(last, fm); patch != nil {
+		counted()
+		_, err := res.Patch(ctx, a.Name, types.JSONPatchType, patch, metav1.PatchOptions{})
+		if err == nil || apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return err // a conflict: the object changed since it was read; decided again later
+		}
+		klog.V(2).InfoS("in-place ownership hand-over refused; reading the object", "cluster", a.Cluster, "kind", a.Kind, "object", a.Namespace+"/"+a.Name, "err", err)
+	}
 	live, err := res.Get(ctx, a.Name, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("reading it to take over the fields of our create: %w", err)
@@ -244,14 +289,44 @@ func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceI
 	if patch, err = csaupgrade.UpgradeManagedFieldsPatch(live, sets.New(fm), fm); err != nil || patch == nil {
 		return err
 	}
-	r.writes.Add(1)
-	if r.opts.Metrics != nil {
-		r.opts.Metrics.Writes.WithLabelValues(a.Cluster, a.Kind, "ownership").Inc()
-	}
+	counted()
 	if _, err := res.Patch(ctx, a.Name, types.JSONPatchType, patch, metav1.PatchOptions{}); err != nil {
 		return fmt.Errorf("taking over the fields of our create for server-side apply: %w", err)
 	}
 	return nil
+}
+
+// handOverInPlace is the hand-over in the common case, where our create's entry is the only one
+// of ours: that entry, found at its index (member.Trim keeps every entry in its place), becomes an
+// Apply entry, which is what csaupgrade makes of it, without reading the other managers' entries.
+// The tests and the resourceVersion make the apiserver refuse it if the object is not the one
+// the cache holds. nil: not that case.
+func handOverInPlace(last metav1.Object, fm string) []byte {
+	at := -1
+	for i, e := range last.GetManagedFields() {
+		if e.Manager != fm || e.Subresource != "" {
+			continue
+		}
+		if at >= 0 || e.Operation != metav1.ManagedFieldsOperationUpdate {
+			return nil
+		}
+		at = i
+	}
+	if at < 0 {
+		return nil
+	}
+	entry := fmt.Sprintf("/metadata/managedFields/%d/", at)
+	patch, err := json.Marshal([]map[string]any{
+		{"op": "test", "path": entry + "manager", "value": fm},
+		{"op": "test", "path": entry + "operation", "value": string(metav1.ManagedFieldsOperationUpdate)},
+		{"op": "replace", "path": entry + "operation", "value": string(metav1.ManagedFieldsOperationApply)},
+		// As csaupgrade does: a stale object fails with a conflict.
+		{"op": "replace", "path": "/metadata/resourceVersion", "value": last.GetResourceVersion()},
+	})
+	if err != nil {
+		return nil
+	}
+	return patch
 }
 
 // isUIDMismatch reports the apiserver's refusal of a write that names another object's UID: 422

@@ -147,10 +147,12 @@ func TestWritesNeverTakeOver(t *testing.T) {
 	}
 }
 
-// The caches keep only our managedFields entries (member.Trim). The first apply after our create
-// hands the create's fields to the apply manager with a patch that replaces managedFields whole:
-// made from the object read live, it keeps every other manager's entries, and the apply that
-// follows removes what we no longer want.
+// The caches keep the other managers' managedFields entries as stubs (member.Trim). The first
+// apply after our create hands the create's fields to the apply manager: in place when the cached
+// entries say where ours is, else with a patch made from the object read live; either way every
+// other manager's entry stays, and the apply that follows removes what we no longer want. A cache
+// that is wrong about where the entry is makes the apiserver refuse the in-place patch, and the
+// hand-over reads the object instead.
 func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 	cm, ns := realMemberNamespace(t, "e2e-handover-")
 	ctx := context.Background()
@@ -161,44 +163,56 @@ func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 	}
 	r.clusters[0].Member = joined
 
-	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web", "ours-once": "x"}
-	want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns, Labels: managed},
-		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "a", Port: 80, Protocol: corev1.ProtocolTCP}, {Name: "b", Port: 81, Protocol: corev1.ProtocolTCP}}}}
-	create := engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbCreate, Object: want}
-	if err := r.execute(ctx, engine.Observed{}, create); err != nil {
-		t.Fatal(err)
-	}
-	// Somebody else annotates it, with a field manager of their own.
-	if _, err := cm.Client.CoreV1().Services(ns).Patch(ctx, "derived-web", types.MergePatchType, []byte(`{"metadata":{"annotations":{"team":"blue"}}}`),
-		metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
-		t.Fatal(err)
-	}
-	cached, err := cm.Client.CoreV1().Services(ns).Get(ctx, "derived-web", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	member.Trim(cached, names.FieldManager)
-	obs := engine.Observed{Clusters: []engine.ClusterState{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
-		Services: []*corev1.Service{cached}}}}}
+	for _, tc := range []struct {
+		name  string
+		stale bool // the cached entries are not where the server has them
+	}{{"derived-web", false}, {"derived-web-stale", true}} {
+		managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web", "ours-once": "x"}
+		want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: ns, Labels: managed},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "a", Port: 80, Protocol: corev1.ProtocolTCP}, {Name: "b", Port: 81, Protocol: corev1.ProtocolTCP}}}}
+		create := engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: tc.name, Verb: engine.VerbCreate, Object: want}
+		if err := r.execute(ctx, engine.Observed{}, create); err != nil {
+			t.Fatal(err)
+		}
+		// Somebody else annotates it, with a field manager of their own.
+		if _, err := cm.Client.CoreV1().Services(ns).Patch(ctx, tc.name, types.MergePatchType, []byte(`{"metadata":{"annotations":{"team":"blue"}}}`),
+			metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+			t.Fatal(err)
+		}
+		cached, err := cm.Client.CoreV1().Services(ns).Get(ctx, tc.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		member.Trim(cached, names.FieldManager)
+		if tc.stale {
+			cached.ManagedFields = append([]metav1.ManagedFieldsEntry{{Manager: "gone", Operation: metav1.ManagedFieldsOperationUpdate}}, cached.ManagedFields...)
+		}
+		if handOverInPlace(cached, names.FieldManager) == nil {
+			t.Fatalf("%s: no in-place hand-over for a create's only entry: %+v", tc.name, cached.ManagedFields)
+		}
+		obs := engine.Observed{Clusters: []engine.ClusterState{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
+			Services: []*corev1.Service{cached}}}}}
 
-	update := want.DeepCopy()
-	delete(update.Labels, "ours-once")
-	update.Spec.Ports = update.Spec.Ports[:1]
-	if err := r.execute(ctx, obs, engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbUpdate, Object: update}); err != nil {
-		t.Fatal(err)
-	}
-	live, err := cm.Client.CoreV1().Services(ns).Get(ctx, "derived-web", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(live.Spec.Ports) != 1 || live.Labels["ours-once"] != "" {
-		t.Errorf("after the apply: ports %v, labels %v; want port b and label ours-once gone", live.Spec.Ports, live.Labels)
-	}
-	var theirs bool
-	for _, e := range live.ManagedFields {
-		theirs = theirs || e.Manager == "someone-else"
-	}
-	if live.Annotations["team"] != "blue" || !theirs {
-		t.Errorf("someone-else's annotation or managedFields entry lost: annotations %v, managedFields %+v", live.Annotations, live.ManagedFields)
+		update := want.DeepCopy()
+		delete(update.Labels, "ours-once")
+		update.Spec.Ports = update.Spec.Ports[:1]
+		if err := r.execute(ctx, obs, engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: tc.name, Verb: engine.VerbUpdate, Object: update}); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		live, err := cm.Client.CoreV1().Services(ns).Get(ctx, tc.name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(live.Spec.Ports) != 1 || live.Labels["ours-once"] != "" {
+			t.Errorf("%s after the apply: ports %v, labels %v; want port b and label ours-once gone", tc.name, live.Spec.Ports, live.Labels)
+		}
+		var theirs, ourUpdate bool
+		for _, e := range live.ManagedFields {
+			theirs = theirs || e.Manager == "someone-else"
+			ourUpdate = ourUpdate || e.Manager == names.FieldManager && e.Operation == metav1.ManagedFieldsOperationUpdate && e.Subresource == ""
+		}
+		if live.Annotations["team"] != "blue" || !theirs || ourUpdate {
+			t.Errorf("%s: want someone-else's annotation and entry kept and no Update entry of ours: annotations %v, managedFields %+v", tc.name, live.Annotations, live.ManagedFields)
+		}
 	}
 }
