@@ -44,6 +44,10 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		},
 	}
 	flags.AddFlags(cmd.PersistentFlags())
+	prof := &profiling{}
+	prof.addFlags(cmd.PersistentFlags())
+	cmd.PersistentPreRunE = func(*cobra.Command, []string) error { return prof.start() }
+	cmd.PersistentPostRunE = func(*cobra.Command, []string) error { return prof.flush() }
 	klogFlags := goflag.NewFlagSet("klog", goflag.ContinueOnError)
 	klog.InitFlags(klogFlags)
 	for _, name := range []string{"v", "vmodule"} {
