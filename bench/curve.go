@@ -64,14 +64,14 @@ func curveTables(runs []*Results) string {
 			ratioOrDash(r.PeakRSSMiB, r.InformerFloorRSSMiB), st, mark(st <= 2))
 	}
 	s.WriteString("\n**The figures**\n\n")
-	s.WriteString("| services | clusters | QPS/burst | run (UTC), load | converge (writes) / replay floor, create floor | p50 / p99 idle, floor, fan-out floor | p50 / p99 busy, floor (changes/s) | writes per change idle / busy | idle writes | peak RSS (endpoints), bare informers | `status -A` / bare lists |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| services | clusters | QPS/burst | run (UTC), load, binary | converge (writes) / replay floor, create floor | p50 / p99 idle, floor, fan-out floor | p50 / p99 busy, floor (changes/s) | writes per change idle / busy | idle writes | peak RSS (endpoints), bare informers | `status -A` / bare lists |\n|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
 		floor := fmt.Sprintf("%.1f s, %.1f s", r.ConvergeFloorS, r.ConvergeCreateFloorS)
 		if r.FloorFraction > 0 && r.FloorFraction < 1 {
 			floor += fmt.Sprintf(" (%.0f%% measured)", r.FloorFraction*100)
 		}
 		fmt.Fprintf(&s, "| %d | %d | %s | %s, %s | %.1f s (%d) / %s | %.1f / %.1f ms, %.1f / %.1f, %.1f / %.1f | %s | %.2f / %s | %d in %.0f s | %.0f MiB (%d), %.0f MiB | %.2f s / %.2f s |\n",
-			r.Services, r.Clusters, limit(r), strings.TrimSuffix(r.Date, "Z"), r.Load,
+			r.Services, r.Clusters, limit(r), strings.TrimSuffix(r.Date, "Z"), r.Load+orBlank(", ", r.Binary),
 			r.ConvergeS, r.ConvergeWrites, floor,
 			r.PropagationP50, r.PropagationP99, r.FloorP50, r.FloorP99, r.FanOutP50, r.FanOutP99, busyFigures(r),
 			r.WritesPerChange, orDash(r.BusyWritesPerChange, r.BusyRate > 0),
@@ -102,6 +102,14 @@ func busyFigures(r *Results) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.1f / %.1f ms, %.1f / %.1f (%.0f changes/s, sync wrote %.0f/s; %d samples)", r.BusyP50, r.BusyP99, r.BusyFloorP50, r.BusyFloorP99, r.BusyRate, r.BusyWritesPerS, r.BusySamples)
+}
+
+// orBlank is prefix+v, or "" when v is.
+func orBlank(prefix, v string) string {
+	if v == "" {
+		return ""
+	}
+	return prefix + v
 }
 
 // ratioOrDash is v/floor, or "-" for a run from before that floor was measured.

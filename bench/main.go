@@ -35,6 +35,7 @@ type config struct {
 // Results is bench/results.json.
 type Results struct {
 	Date     string `json:"date"`
+	Binary   string `json:"binary,omitempty"` // kubectl-mcs version of the binary measured
 	Machine  string `json:"machine"`
 	Services int    `json:"services"`
 	Clusters int    `json:"clusters"`

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -62,7 +63,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 		return nil, err
 	}
 	b.exporters = b.members[:2]
-	res := &Results{Date: time.Now().UTC().Format(time.RFC3339), Machine: machine(), Services: c.services,
+	res := &Results{Date: time.Now().UTC().Format(time.RFC3339), Binary: binaryVersion(c.binary), Machine: machine(), Services: c.services,
 		Clusters: len(b.members), Samples: c.samples, ImportingClusters: len(b.members), Load: loadAvg()}
 	if c.qps > 0 {
 		res.QPS, res.Burst = c.qps, c.burst
@@ -199,6 +200,17 @@ func run(ctx context.Context, c config) (*Results, error) {
 	_ = proc.Process.Signal(syscall.SIGTERM)
 	_ = proc.Wait()
 	return res, nil
+}
+
+// binaryVersion is what `kubectl mcs version` says of the binary ("" if it says nothing).
+func binaryVersion(binary string) string {
+	out, err := exec.Command(binary, "version", "-o", "json").Output()
+	if err != nil {
+		return ""
+	}
+	var v struct{ Version string }
+	_ = json.Unmarshal(out, &v)
+	return v.Version
 }
 
 func (b *bench) connect() error {

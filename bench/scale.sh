@@ -30,6 +30,9 @@ for run in $RUNS; do
   limit=()
   name="$services-c$clusters-qps$qps"
   [ "$workers" = 4 ] || name+="-w$workers"
+  # One file per binary too, so that runs of two commits stand side by side in the curve.
+  commit=$("$BINARY" version -o json | sed -n 's/.*"commit": *"\([^"]*\)".*/\1/p')
+  [ -z "$commit" ] || name+="-$commit"
   if [ "$qps" != default ]; then limit=(-kube-api-qps "$qps" -kube-api-burst "${burst:-$((2 * qps))}"); fi
   echo "bench-scale: $services services, $clusters clusters, QPS $qps, $workers workers" >&2
   bash "$repo/test/testbed/testbed.sh" down >/dev/null 2>&1 || true
