@@ -1,6 +1,7 @@
 package reconciler
 
 import (
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -9,6 +10,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/client-go/util/csaupgrade"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
@@ -183,5 +186,57 @@ func TestHandOverInPlace(t *testing.T) {
 		if got := string(handOverInPlace(o, "kubectl-mcs")); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// handOverDue must say yes exactly when csaupgrade has a patch to make: it stands in for computing
+// that patch on every update.
+func TestHandOverDueAgreesWithCSAUpgrade(t *testing.T) {
+	const fm = "kubectl-mcs"
+	fields := func(keys ...string) *metav1.FieldsV1 {
+		m := map[string]any{}
+		for _, k := range keys {
+			m["f:"+k] = map[string]any{}
+		}
+		raw, _ := json.Marshal(map[string]any{"f:spec": m})
+		return &metav1.FieldsV1{Raw: raw}
+	}
+	managers := []string{fm, "someone"}
+	ops := []metav1.ManagedFieldsOperationType{metav1.ManagedFieldsOperationUpdate, metav1.ManagedFieldsOperationApply}
+	subs := []string{"", "status"}
+	var kinds []metav1.ManagedFieldsEntry
+	for i, m := range managers {
+		for j, op := range ops {
+			for k, sub := range subs {
+				kinds = append(kinds, metav1.ManagedFieldsEntry{Manager: m, Operation: op, Subresource: sub, APIVersion: "v1", FieldsType: "FieldsV1",
+					FieldsV1: fields(fmt.Sprint("k", i, j, k))})
+			}
+		}
+	}
+	// Every list of up to three entries drawn from those eight.
+	var lists [][]metav1.ManagedFieldsEntry
+	var grow func(prefix []metav1.ManagedFieldsEntry)
+	grow = func(prefix []metav1.ManagedFieldsEntry) {
+		lists = append(lists, prefix)
+		if len(prefix) == 3 {
+			return
+		}
+		for _, e := range kinds {
+			grow(append(slices.Clone(prefix), e))
+		}
+	}
+	grow(nil)
+	for _, entries := range lists {
+		o := &corev1.Service{ObjectMeta: metav1.ObjectMeta{ResourceVersion: "7", ManagedFields: entries}}
+		patch, err := csaupgrade.UpgradeManagedFieldsPatch(o, sets.New(fm), fm)
+		if err != nil {
+			t.Fatalf("%v: %v", entries, err)
+		}
+		if got, want := handOverDue(o, fm), patch != nil; got != want {
+			t.Errorf("handOverDue %v, csaupgrade patch %v, for %+v", got, want, entries)
+		}
+	}
+	if handOverDue(nil, fm) {
+		t.Error("handOverDue(nil)")
 	}
 }
