@@ -206,6 +206,9 @@ func metaMatches(o, d metav1.ObjectMeta, fm string) bool {
 		observed map[string]string
 		desired  map[string]string
 	}{{"labels", o.Labels, d.Labels}, {"annotations", o.Annotations, d.Annotations}} {
+		if len(f.observed) == len(f.desired) {
+			continue // a superset of desired (above) of the same size: nothing extra to own
+		}
 		for k := range ownedMetaKeys(o.ManagedFields, fm, f.field) {
 			if _, on := f.observed[k]; on {
 				if _, want := f.desired[k]; !want {
