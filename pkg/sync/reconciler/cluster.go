@@ -55,8 +55,15 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 		},
 		Handlers: member.Handlers{
 			Object: func(m *member.Member, kind string, svc types.NamespacedName, obj any, deleted bool) {
-				if o, ok := obj.(metav1.Object); ok && deleted {
-					byMember[m].recent.gone(recentKinds[kind], o) // before the sync it triggers decides
+				if o, ok := obj.(metav1.Object); ok {
+					switch {
+					case deleted:
+						byMember[m].recent.gone(recentKinds[kind], o) // before the sync it triggers decides
+					case byMember[m].recent.echo(recentKinds[kind], o):
+						// Not queued: at a cold start, every write's echo would put its
+						// service back at the end of a long queue, for nothing.
+						return
+					}
 				}
 				if svc.Name != "" {
 					r.queue.Add(svc)

@@ -68,6 +68,16 @@ func (r *recent) gone(kind string, o metav1.Object) {
 	}
 }
 
+// echo reports whether o is, exactly, an object this process wrote and still remembers: the
+// watch event that brings it decides nothing new, since the sync that wrote it decided again from
+// what the write returned (its rounds run until nothing is left to write).
+func (r *recent) echo(kind string, o metav1.Object) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	w, ok := r.objs[recentKey(kind, o.GetNamespace(), o.GetName())]
+	return ok && !w.deleted && w.obj.GetUID() == o.GetUID() && w.rv == rv(o) && w.rv != 0
+}
+
 // overlay returns the cached objects of one kind in ns with our newer writes in place of what the
 // cache still lacks. keep selects which remembered creations belong in the result (the same
 // filter the cache lookup used).

@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/csaupgrade"
 
@@ -104,6 +105,41 @@ func TestOverlay(t *testing.T) {
 	r.objs[recentKey("Service", "ns", "c")] = e
 	if got := render(overlay(&r, "Service", "ns", []*corev1.Service{svc("c", "15", "")}, keep)); !slices.Equal(got, []string{"c@15"}) {
 		t.Fatalf("expired entry still used: %v", got)
+	}
+}
+
+func TestEcho(t *testing.T) {
+	var r recent
+	a := svc("a", "7", "10.0.0.1")
+	a.UID = "u1"
+	if r.echo("Service", a) {
+		t.Error("echo of nothing written")
+	}
+	r.wrote("Service", a)
+	other := func(rv string, uid types.UID) *corev1.Service {
+		o := svc("a", rv, "10.0.0.1")
+		o.UID = uid
+		return o
+	}
+	for _, c := range []struct {
+		name string
+		kind string
+		obj  *corev1.Service
+		want bool
+	}{
+		{"our write", "Service", other("7", "u1"), true},
+		{"an older version", "Service", other("5", "u1"), false},
+		{"a newer version, somebody else's", "Service", other("9", "u1"), false},
+		{"another object of that name", "Service", other("7", "u2"), false},
+		{"another kind", "EndpointSlice", other("7", "u1"), false},
+	} {
+		if got := r.echo(c.kind, c.obj); got != c.want {
+			t.Errorf("%s: echo %v, want %v", c.name, got, c.want)
+		}
+	}
+	r.deleted("Service", a)
+	if r.echo("Service", other("7", "u1")) {
+		t.Error("an object we deleted is taken for an echo")
 	}
 }
 
