@@ -27,11 +27,11 @@ func (m *Member) readClusterID(ctx context.Context, timeout time.Duration) error
 	if err != nil {
 		return err
 	}
-	return m.adoptID(id)
+	return m.AdoptID(id)
 }
 
-// adoptID applies a property value read from the member ("" when it has none).
-func (m *Member) adoptID(id string) error {
+// AdoptID applies a property value read from the member ("" when it has none).
+func (m *Member) AdoptID(id string) error {
 	if id == "" {
 		return nil
 	}

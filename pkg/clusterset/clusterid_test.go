@@ -21,7 +21,7 @@ func TestAdoptID(t *testing.T) {
 		{ref: Ref{"ctx", "ctx", IDFromContext}, property: "Not_A_Label", wantErr: `"Not_A_Label" is not a valid cluster ID`},
 	} {
 		m := &Member{Ref: c.ref}
-		err := m.adoptID(c.property)
+		err := m.AdoptID(c.property)
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
 				t.Errorf("%+v/%q: err = %v, want %q", c.ref, c.property, err, c.wantErr)
@@ -44,7 +44,7 @@ func TestUniqueIDs(t *testing.T) {
 
 func TestIDErrors(t *testing.T) {
 	m := &Member{Ref: Ref{"ctx", "west", IDFromFlag}}
-	m.Err = m.adoptID("east")
+	m.Err = m.AdoptID("east")
 	other := &Member{Ref: Ref{Context: "down", ID: "down"}, Err: errors.New("unreachable: refused")}
 	if err := IDErrors([]*Member{other}); err != nil {
 		t.Fatalf("an outage is not an ID error: %v", err)

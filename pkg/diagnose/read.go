@@ -29,6 +29,19 @@ const aboutGroup = "about.k8s.io"
 func Read(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []Member {
 	out := make([]Member, len(members))
 	var wg sync.WaitGroup
+	// ClusterProperties first: every member is read under the ID the other commands give it.
+	for i, m := range members {
+		if m.Err != nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].ClusterProperties = clusterProperties(ctx, m)
+		}()
+	}
+	wg.Wait()
+	adoptIDs(members, out)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -50,6 +63,26 @@ func Read(ctx context.Context, members []*clusterset.Member, ns, service string,
 	return out
 }
 
+// adoptIDs gives a member the ID its ClusterProperty says, as every other command does (a CTX=ID
+// that disagrees, or an invalid ID, stays unadopted: the cluster-id check fails it). Members that
+// would end with the same ID keep the ones they have, so that each cluster has a name of its own
+// in the report and the check reports the clash under both.
+func adoptIDs(members []*clusterset.Member, read []Member) {
+	final := make([]clusterset.Ref, len(members))
+	count := map[string]int{}
+	for i, m := range members {
+		try := clusterset.Member{Ref: m.Ref}
+		_ = try.AdoptID(read[i].ClusterProperties[PropertyClusterID])
+		final[i] = try.Ref
+		count[try.ID]++
+	}
+	for i, m := range members {
+		if count[final[i].ID] == 1 {
+			m.Ref = final[i]
+		}
+	}
+}
+
 // readExtras fills in everything but the embedded status.Cluster, each read concurrently.
 func readExtras(ctx context.Context, m *clusterset.Member, ns string, into *Member) {
 	var wg sync.WaitGroup
@@ -66,7 +99,6 @@ func readExtras(ctx context.Context, m *clusterset.Member, ns string, into *Memb
 			into.SystemUID = string(n.UID)
 		}
 	})
-	run(func() { into.ClusterProperties = clusterProperties(ctx, m) })
 	run(func() { into.Access, into.AccessErr = accessReviews(ctx, m, ns) })
 	run(func() {
 		cm, err := m.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "coredns", metav1.GetOptions{})

@@ -296,6 +296,25 @@ func TestDiagnoseFaults(t *testing.T) {
 		wantFailure(t, rep, diagnose.CheckClusterID, "member2", `its ClusterProperty cluster.clusterset.k8s.io says "member1", not "member2"`, "Give each cluster its own ID")
 		wantFailure(t, rep, diagnose.CheckClusterID, "member1", `ID "member1" is also claimed by "member2"`, "Give each cluster its own ID")
 	})
+	// A ClusterProperty ID other than the context name is the member's ID, as in every other
+	// command: sync labels the imports with it, and diagnose checks them under it.
+	t.Run("cluster ID from a ClusterProperty", func(t *testing.T) {
+		clusterProperty(t, "member1", diagnose.PropertyClusterID, "east")
+		ns := seedService(t, "e2e-diag-propid")
+		rep, _ := diagnoseJSON(t, "", ns, "serve", "-n", ns, "--contexts", allMembers)
+		if rep.Summary.Failed != 0 {
+			t.Errorf("member1 named east by its ClusterProperty:\n%s", failures(rep))
+		}
+		found := false
+		for _, x := range rep.Results {
+			if x.Check == diagnose.CheckClusterID && x.Cluster == "east" {
+				found = x.Severity == diagnose.OK && strings.Contains(x.Message, "as its ClusterProperty says")
+			}
+		}
+		if !found {
+			t.Errorf("no passed cluster-id result for east:\n%+v", rep.Results)
+		}
+	})
 }
 
 // clusterPropertyCRD is KEP-2149's ClusterProperty (about.k8s.io), as much of it as the test needs.
