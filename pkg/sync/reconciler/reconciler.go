@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -234,14 +235,16 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 	// it, then decides again from what the writes returned. Dependents are thus written once,
 	// complete: owner references carry the owner's UID, the import the derived Service's IP, the
 	// export's Ready condition the imports just made.
-	const maxRounds = 8
 	var errs []string
+	if !r.opts.DryRun {
+		errs = r.pipelines(ctx, ns, name)
+	}
 	for round := 0; ; round++ {
 		obs, problems := r.observe(ns, name)
 		want := engine.Compute(obs)
 		actions := engine.Plan(obs, want)
 		r.record(k, want, problems)
-		if len(actions) == 0 {
+		if len(actions) == 0 || len(errs) > 0 {
 			break
 		}
 		if round == maxRounds {
@@ -265,6 +268,62 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
+}
+
+// maxRounds bounds the rounds of one sync of a service (and of each cluster's pipeline).
+const maxRounds = 8
+
+// pipelines lets each cluster work through its own part of the plan at its own pace, before the
+// rounds above: a round waits for the slowest cluster, and on a busy clusterset every cluster is
+// in turn the slowest one. An export's status is left to the rounds: its Ready condition waits
+// for the imports of every cluster, and written early it would be written twice. Nothing to
+// overlap (work in one cluster or none): nothing done here.
+func (r *Reconciler) pipelines(ctx context.Context, ns, name string) []string {
+	obs, _ := r.observe(ns, name)
+	first := ownWork(engine.Plan(obs, engine.Compute(obs)))
+	if len(first) < 2 {
+		return nil
+	}
+	var mu sync.Mutex
+	var errs []string
+	var wg sync.WaitGroup
+	for cl, actions := range first {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			obs := obs
+			for round := 0; len(actions) > 0 && round < maxRounds; round++ {
+				if round > 0 {
+					obs, _ = r.observe(ns, name)
+					actions = ownWork(engine.Plan(obs, engine.Compute(obs)))[cl]
+				}
+				if len(actions) == 0 {
+					return
+				}
+				if e := r.executeRound(ctx, obs, [][]engine.Action{actions}); len(e) > 0 {
+					mu.Lock()
+					errs = append(errs, e...)
+					mu.Unlock()
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	sort.Strings(errs)
+	return errs
+}
+
+// ownWork is, per cluster, the actions of the earliest kind it has, unless that kind is the
+// export status (see pipelines).
+func ownWork(actions []engine.Action) map[string][]engine.Action {
+	out := map[string][]engine.Action{}
+	for _, kind := range firstKindPerCluster(actions) {
+		if kind[0].Kind != engine.KindServiceExportStatus {
+			out[kind[0].Cluster] = kind
+		}
+	}
+	return out
 }
 
 // firstKindPerCluster keeps, for each cluster, the actions of the earliest kind it has (the

@@ -117,12 +117,26 @@ func (r *Reconciler) Skips() []string {
 	return out
 }
 
-// Changes returns and forgets the writes made so far.
+// Changes returns and forgets the writes made so far, in the order of a plan (cluster, kind,
+// object): the clusters' pipelines record theirs as they go. One object's writes keep their order.
 func (r *Reconciler) Changes() []Change {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	c := r.changes
 	r.changes = nil
+	sort.SliceStable(c, func(i, j int) bool {
+		a, b := c[i], c[j]
+		if a.Cluster != b.Cluster {
+			return a.Cluster < b.Cluster
+		}
+		if ka, kb := engine.KindRank(a.Kind), engine.KindRank(b.Kind); ka != kb {
+			return ka < kb
+		}
+		if a.Namespace != b.Namespace {
+			return a.Namespace < b.Namespace
+		}
+		return a.Name < b.Name
+	})
 	return c
 }
 

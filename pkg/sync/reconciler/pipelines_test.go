@@ -1,0 +1,149 @@
+package reconciler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/util/workqueue"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+// write is one write a fake apiserver answered.
+type write struct {
+	cluster, resource, name, sub string
+	body                         map[string]any
+	done                         time.Time
+}
+
+// fakeAPIServer answers creates and applies (merging maps) for one cluster, after delay, and logs
+// each write.
+func fakeAPIServer(id string, delay time.Duration, mu *sync.Mutex, log *[]write) *dynamicfake.FakeDynamicClient {
+	held := map[string]map[string]any{}
+	n := 0
+	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
+	dyn.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		var body []byte
+		var name string
+		switch a := a.(type) {
+		case k8stesting.PatchAction:
+			body, name = a.GetPatch(), a.GetName()
+		case k8stesting.CreateAction:
+			u := a.GetObject().(*unstructured.Unstructured)
+			body, _ = json.Marshal(u.Object)
+			name = u.GetName()
+		default:
+			return false, nil, nil
+		}
+		time.Sleep(delay)
+		var patch map[string]any
+		if err := json.Unmarshal(body, &patch); err != nil {
+			return true, nil, err
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		n++
+		k := a.GetResource().Resource + "/" + name
+		obj := merge(held[k], patch)
+		held[k] = obj
+		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
+		u.SetResourceVersion(strconv.Itoa(1000 + n))
+		if u.GetUID() == "" {
+			u.SetUID(types.UID(id + "-" + k))
+			held[k]["metadata"].(map[string]any)["uid"] = string(u.GetUID())
+		}
+		*log = append(*log, write{cluster: id, resource: a.GetResource().Resource, name: name, sub: a.GetSubresource(), body: patch, done: time.Now()})
+		return true, u, nil
+	})
+	return dyn
+}
+
+// Each cluster goes through its own writes at its own pace: a slow cluster holds up no other. The
+// export's status is still written once, after every import, with Ready true.
+func TestPipelinesDoNotWaitForTheSlowestCluster(t *testing.T) {
+	const slow = 150 * time.Millisecond
+	var mu sync.Mutex
+	var log []write
+	svc := svcObj("demo", "serve")
+	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", ResourceVersion: "3", CreationTimestamp: metav1.Now()}}
+	port, proto, ready := int32(80), corev1.ProtocolTCP, true
+	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve-abc", UID: "u-slice", ResourceVersion: "4",
+		Labels: map[string]string{discoveryv1.LabelServiceName: "serve"}}, AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
+		Ports:     []discoveryv1.EndpointPort{{Name: ptr("http"), Port: &port, Protocol: &proto}}}
+	clusters := []*cluster{
+		readMember(t, "m1", corev1.NamespaceActive, svc, exp, slice),
+		readMember(t, "m2", corev1.NamespaceActive),
+		readMember(t, "m3", corev1.NamespaceActive),
+	}
+	for _, c := range clusters {
+		delay := time.Duration(0)
+		if c.ID == "m3" {
+			delay = slow
+		}
+		c.Dynamic = fakeAPIServer(c.ID, delay, &mu, &log)
+	}
+	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: clusters,
+		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
+	if err := r.syncKey(context.Background(), key{Namespace: "demo", Name: "serve"}); err != nil {
+		t.Fatal(err)
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	var m2Last, m3First time.Time
+	perCluster := map[string][]string{}
+	var statuses []write
+	for _, w := range log {
+		perCluster[w.cluster] = append(perCluster[w.cluster], w.resource+"/"+w.sub)
+		switch {
+		case w.cluster == "m2":
+			m2Last = w.done
+		case w.cluster == "m3" && m3First.IsZero():
+			m3First = w.done
+		}
+		if w.resource == "serviceexports" {
+			statuses = append(statuses, w)
+		}
+	}
+	for _, id := range []string{"m1", "m2", "m3"} {
+		if fmt.Sprint(perCluster[id][:4]) != "[serviceimports/ serviceimports/status services/ endpointslices/]" {
+			t.Errorf("%s: writes %v, want import, its status, derived Service, slice first", id, perCluster[id])
+		}
+	}
+	if !m2Last.Before(m3First) {
+		t.Errorf("m2 finished its writes %v after m3's first one: it waited for the slow cluster", m2Last.Sub(m3First))
+	}
+	if len(statuses) != 1 {
+		t.Fatalf("%d writes of the export's status, want 1", len(statuses))
+	}
+	conds, _, _ := unstructured.NestedSlice(statuses[0].body, "status", "conditions")
+	found := false
+	for _, c := range conds {
+		c := c.(map[string]any)
+		if c["type"] == string(mcsv1beta1.ServiceExportConditionReady) {
+			found = c["status"] == "True"
+		}
+	}
+	if !found {
+		t.Errorf("the export's only status write is not Ready: %v", conds)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
