@@ -234,18 +234,22 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 	// Rounds: each applies, in every cluster at once, only the first kind of work the plan has for
 	// it, then decides again from what the writes returned. Dependents are thus written once,
 	// complete: owner references carry the owner's UID, the import the derived Service's IP, the
-	// export's Ready condition the imports just made.
+	// export's Ready condition the imports just made. When more than one cluster has work of its
+	// own, the clusters' pipelines do it first.
 	var errs []string
-	if !r.opts.DryRun {
-		errs = r.pipelines(ctx, ns, name)
-	}
 	for round := 0; ; round++ {
 		obs, problems := r.observe(ns, name)
 		want := engine.Compute(obs)
 		actions := engine.Plan(obs, want)
 		r.record(k, want, problems)
-		if len(actions) == 0 || len(errs) > 0 {
+		if len(actions) == 0 {
 			break
+		}
+		if own := ownWork(actions); round == 0 && len(own) > 1 && !r.opts.DryRun {
+			if errs = r.pipelines(ctx, ns, name, obs, own); len(errs) > 0 {
+				break
+			}
+			continue
 		}
 		if round == maxRounds {
 			// Unusual churn, or an apiserver that drops what we write: back off, never spin.
@@ -276,14 +280,9 @@ const maxRounds = 8
 // pipelines lets each cluster work through its own part of the plan at its own pace, before the
 // rounds above: a round waits for the slowest cluster, and on a busy clusterset every cluster is
 // in turn the slowest one. An export's status is left to the rounds: its Ready condition waits
-// for the imports of every cluster, and written early it would be written twice. Nothing to
-// overlap (work in one cluster or none): nothing done here.
-func (r *Reconciler) pipelines(ctx context.Context, ns, name string) []string {
-	obs, _ := r.observe(ns, name)
-	first := ownWork(engine.Plan(obs, engine.Compute(obs)))
-	if len(first) < 2 {
-		return nil
-	}
+// for the imports of every cluster, and written early it would be written twice. first is each
+// cluster's first work, decided from obs.
+func (r *Reconciler) pipelines(ctx context.Context, ns, name string, obs engine.Observed, first map[string][]engine.Action) []string {
 	var mu sync.Mutex
 	var errs []string
 	var wg sync.WaitGroup
