@@ -29,17 +29,20 @@ const aboutGroup = "about.k8s.io"
 func Read(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []Member {
 	out := make([]Member, len(members))
 	var wg sync.WaitGroup
-	// ClusterProperties first: every member is read under the ID the other commands give it.
-	for i, m := range members {
-		if m.Err != nil {
-			continue
+	eachReachable := func(f func(i int, m *clusterset.Member)) {
+		for i, m := range members {
+			if m.Err != nil {
+				continue
+			}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f(i, m)
+			}()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			out[i].ClusterProperties = clusterProperties(ctx, m)
-		}()
 	}
+	// ClusterProperties first: every member is read under the ID the other commands give it.
+	eachReachable(func(i int, m *clusterset.Member) { out[i].ClusterProperties = clusterProperties(ctx, m) })
 	wg.Wait()
 	adoptIDs(members, out)
 	wg.Add(1)
@@ -49,16 +52,7 @@ func Read(ctx context.Context, members []*clusterset.Member, ns, service string,
 			out[i].Cluster = c
 		}
 	}()
-	for i, m := range members {
-		if m.Err != nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			readExtras(ctx, m, ns, &out[i])
-		}()
-	}
+	eachReachable(func(i int, m *clusterset.Member) { readExtras(ctx, m, ns, &out[i]) })
 	wg.Wait()
 	return out
 }

@@ -31,10 +31,9 @@ type write struct {
 	done                         time.Time
 }
 
-// fakeAPIServer answers creates and applies (merging maps) for one cluster, after delay, and logs
-// each write.
-func fakeAPIServer(id string, delay time.Duration, mu *sync.Mutex, log *[]write) *dynamicfake.FakeDynamicClient {
-	held := map[string]map[string]any{}
+// fakeAPIServer answers creates and applies for one cluster (merging maps into held, by
+// resource/name), after delay, and logs each write; alter, when set, changes what is kept.
+func fakeAPIServer(id string, delay time.Duration, mu *sync.Mutex, log *[]write, held map[string]map[string]any, alter func(map[string]any)) *dynamicfake.FakeDynamicClient {
 	n := 0
 	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
 	dyn.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -60,6 +59,9 @@ func fakeAPIServer(id string, delay time.Duration, mu *sync.Mutex, log *[]write)
 		n++
 		k := a.GetResource().Resource + "/" + name
 		obj := merge(held[k], patch)
+		if alter != nil {
+			alter(obj)
+		}
 		held[k] = obj
 		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
 		u.SetResourceVersion(strconv.Itoa(1000 + n))
@@ -96,7 +98,7 @@ func TestPipelinesDoNotWaitForTheSlowestCluster(t *testing.T) {
 		if c.ID == "m3" {
 			delay = slow
 		}
-		c.Dynamic = fakeAPIServer(c.ID, delay, &mu, &log)
+		c.Dynamic = fakeAPIServer(c.ID, delay, &mu, &log, map[string]map[string]any{}, nil)
 	}
 	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: clusters,
 		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},

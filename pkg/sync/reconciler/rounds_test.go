@@ -2,20 +2,14 @@ package reconciler
 
 import (
 	"context"
-	"encoding/json"
-	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
-	dynamicfake "k8s.io/client-go/dynamic/fake"
-	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/workqueue"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
@@ -27,37 +21,16 @@ import (
 // are bounded, the service comes back with the queue's backoff, not at once.
 func TestDroppedFieldIsBounded(t *testing.T) {
 	serve := key{Namespace: "demo", Name: "serve"}
-	var patches atomic.Int64
 	var mu sync.Mutex
+	var log []write
 	held := map[string]map[string]any{} // what this "apiserver" holds, by resource/name
-	dyn := dynamicfake.NewSimpleDynamicClient(runtime.NewScheme())
-	dyn.PrependReactor("*", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		var body []byte
-		var name string
-		switch a := a.(type) {
-		case k8stesting.PatchAction:
-			body, name = a.GetPatch(), a.GetName()
-		case k8stesting.CreateAction:
-			u := a.GetObject().(*unstructured.Unstructured)
-			body, _ = json.Marshal(u.Object)
-			name = u.GetName()
-		default:
-			return false, nil, nil
-		}
-		n := patches.Add(1)
-		var patch map[string]any
-		if err := json.Unmarshal(body, &patch); err != nil {
-			return true, nil, err
-		}
+	patches := func() int {
 		mu.Lock()
 		defer mu.Unlock()
-		k := a.GetResource().Resource + "/" + name
-		obj := merge(held[k], patch)
+		return len(log)
+	}
+	dyn := fakeAPIServer("m1", 0, &mu, &log, held, func(obj map[string]any) {
 		unstructured.RemoveNestedField(obj, "spec", "ipFamilies") // dropped, every time
-		held[k] = obj
-		u := &unstructured.Unstructured{Object: runtime.DeepCopyJSON(obj)}
-		u.SetResourceVersion(strconv.FormatInt(1000+n, 10))
-		return true, u, nil
 	})
 	ours := map[string]string{names.ManagedByLabel: names.ManagedByValue}
 	svc := svcObj("demo", "serve")
@@ -78,7 +51,7 @@ func TestDroppedFieldIsBounded(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "still wants writes after") {
 		t.Fatalf("syncKey: %v, want the rounds' bound", err)
 	}
-	if n := patches.Load(); n == 0 || n > 20 {
+	if n := patches(); n == 0 || n > 20 {
 		t.Errorf("%d writes for one service, want a bounded few", n)
 	}
 
@@ -91,10 +64,10 @@ func TestDroppedFieldIsBounded(t *testing.T) {
 	for r.queue.NumRequeues(serve) == 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	before := patches.Load()
+	before := patches()
 	time.Sleep(300 * time.Millisecond)
-	if r.queue.NumRequeues(serve) != 1 || patches.Load() != before {
-		t.Errorf("requeues %d, writes %d -> %d while backing off", r.queue.NumRequeues(serve), before, patches.Load())
+	if r.queue.NumRequeues(serve) != 1 || patches() != before {
+		t.Errorf("requeues %d, writes %d -> %d while backing off", r.queue.NumRequeues(serve), before, patches())
 	}
 	cancel()
 	r.queue.ShutDown()
