@@ -51,6 +51,7 @@ func Plan(obs Observed, want Desired) []Action {
 }
 
 var kindOrder = map[string]int{KindServiceImport: 0, KindService: 1, KindEndpointSlice: 2, KindServiceExportStatus: 3}
+
 // KindRank is the place of a kind in a plan: a cluster's objects are written in this order.
 func KindRank(kind string) int { return kindOrder[kind] }
 
