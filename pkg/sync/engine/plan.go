@@ -52,12 +52,18 @@ func Plan(obs Observed, want Desired) []Action {
 
 var kindOrder = map[string]int{KindServiceImport: 0, KindService: 1, KindEndpointSlice: 2, KindServiceExportStatus: 3}
 
-// KindRank is the place of a kind in a plan: a cluster's objects are written in this order.
-func KindRank(kind string) int { return kindOrder[kind] }
-
 var verbOrder = map[string]int{VerbDelete: 0, VerbCreate: 1, VerbUpdate: 2, VerbStatus: 3}
 
 func actionLess(a, b Action) bool {
+	if ObjectLess(a, b) || ObjectLess(b, a) {
+		return ObjectLess(a, b)
+	}
+	return verbOrder[a.Verb] < verbOrder[b.Verb]
+}
+
+// ObjectLess orders the objects that actions write as a plan does: by cluster, kind (in the order
+// they are written), namespace and name.
+func ObjectLess(a, b Action) bool {
 	if a.Cluster != b.Cluster {
 		return a.Cluster < b.Cluster
 	}
@@ -67,10 +73,7 @@ func actionLess(a, b Action) bool {
 	if a.Namespace != b.Namespace {
 		return a.Namespace < b.Namespace
 	}
-	if a.Name != b.Name {
-		return a.Name < b.Name
-	}
-	return verbOrder[a.Verb] < verbOrder[b.Verb]
+	return a.Name < b.Name
 }
 
 func planCluster(obs Observed, ci *clusterIndex, cd *ClusterDesired, fm string) []Action {

@@ -290,16 +290,15 @@ func (r *Reconciler) pipelines(ctx context.Context, ns, name string, obs engine.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			obs := obs
-			for round := 0; len(actions) > 0 && round < maxRounds; round++ {
+			seen := obs
+			for round := 0; round < maxRounds; round++ {
 				if round > 0 {
-					obs, _ = r.observe(ns, name)
-					actions = ownWork(engine.Plan(obs, engine.Compute(obs)))[cl]
+					seen, _ = r.observe(ns, name)
+					if actions = ownWork(engine.Plan(seen, engine.Compute(seen)))[cl]; len(actions) == 0 {
+						return
+					}
 				}
-				if len(actions) == 0 {
-					return
-				}
-				if e := r.executeRound(ctx, obs, [][]engine.Action{actions}); len(e) > 0 {
+				if e := r.executeRound(ctx, seen, [][]engine.Action{actions}); len(e) > 0 {
 					mu.Lock()
 					errs = append(errs, e...)
 					mu.Unlock()

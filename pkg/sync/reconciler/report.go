@@ -124,19 +124,10 @@ func (r *Reconciler) Changes() []Change {
 	defer r.mu.Unlock()
 	c := r.changes
 	r.changes = nil
-	sort.SliceStable(c, func(i, j int) bool {
-		a, b := c[i], c[j]
-		if a.Cluster != b.Cluster {
-			return a.Cluster < b.Cluster
-		}
-		if ka, kb := engine.KindRank(a.Kind), engine.KindRank(b.Kind); ka != kb {
-			return ka < kb
-		}
-		if a.Namespace != b.Namespace {
-			return a.Namespace < b.Namespace
-		}
-		return a.Name < b.Name
-	})
+	object := func(c Change) engine.Action {
+		return engine.Action{Cluster: c.Cluster, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}
+	}
+	sort.SliceStable(c, func(i, j int) bool { return engine.ObjectLess(object(c[i]), object(c[j])) })
 	return c
 }
 
