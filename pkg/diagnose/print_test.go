@@ -6,6 +6,8 @@ import (
 	"encoding/xml"
 	"strings"
 	"testing"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 )
 
 func faulty() *Report {
@@ -90,5 +92,22 @@ func TestReportJSON(t *testing.T) {
 	if doc["apiVersion"] != "mcs.kubectl.io/v1alpha1" || doc["kind"] != "DiagnoseReport" || doc["summary"].(map[string]any)["failed"] != 1.0 ||
 		res["check"] != "reachable" || res["severity"] != "ok" || len(doc["clusters"].([]any)) != 3 {
 		t.Errorf("%s", b)
+	}
+}
+
+// -o json marshals results in parallel (printers.Items): the bytes must be those of one
+// json.MarshalIndent.
+func TestReportJSONIsOneMarshalIndent(t *testing.T) {
+	r := faulty()
+	want, err := json.MarshalIndent(r, "", "    ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	if err := printers.Data(&got, "json", r); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Results) < 2 || got.String() != string(want)+"\n" {
+		t.Errorf("-o json differs from json.MarshalIndent:\n%s\nwant:\n%s", got.String(), want)
 	}
 }

@@ -87,6 +87,13 @@ type Report struct {
 	Results []Result `json:"results"`
 }
 
+// SplitItems lets -o json marshal the results on every CPU (printers.Items).
+func (r *Report) SplitItems() (any, int, func(int) any) {
+	head := *r
+	head.Results = []Result{}
+	return &head, len(r.Results), func(i int) any { return &r.Results[i] }
+}
+
 // DeepCopyObject makes the report a runtime.Object for kubectl's printers.
 func (r *Report) DeepCopyObject() runtime.Object {
 	out := *r

@@ -52,7 +52,7 @@ func (f *PrintFlags) ToPrinter() (ResourcePrinter, error) {
 	case "", "wide":
 		return nil, nil
 	case "json":
-		return &cliprinters.JSONPrinter{}, nil
+		return JSONPrinter{}, nil
 	case "yaml":
 		return &cliprinters.YAMLPrinter{}, nil
 	default:

@@ -4,7 +4,6 @@ package printers
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -54,12 +53,7 @@ func Table(w io.Writer, headers []string, rows [][]string, noHeaders bool) error
 func Data(w io.Writer, format string, v any) error {
 	switch format {
 	case "json":
-		b, err := json.MarshalIndent(v, "", "    ")
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprintln(w, string(b))
-		return err
+		return writeJSON(w, v)
 	case "yaml":
 		b, err := yaml.Marshal(v)
 		if err != nil {

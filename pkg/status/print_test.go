@@ -8,7 +8,10 @@ import (
 	"testing"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	cliprinters "k8s.io/cli-runtime/pkg/printers"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 )
 
 func withConflict() *MultiClusterServiceStatusList {
@@ -177,5 +180,20 @@ func TestDeepCopyObject(t *testing.T) {
 	c.Items[0].Name = "changed"
 	if l.Items[0].Name == "changed" || c.Kind != KindList || len(c.Items) != 2 {
 		t.Error("DeepCopyObject is not a deep copy")
+	}
+}
+
+// -o json marshals items in parallel (printers.Items): the bytes must be kubectl's.
+func TestJSONIsKubectls(t *testing.T) {
+	l := withConflict()
+	var want, got bytes.Buffer
+	if err := (&cliprinters.JSONPrinter{}).PrintObj(l, &want); err != nil {
+		t.Fatal(err)
+	}
+	if err := (printers.JSONPrinter{}).PrintObj(l, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Items) < 2 || got.String() != want.String() {
+		t.Errorf("-o json differs from kubectl's JSONPrinter:\n%s\nwant:\n%s", got.String(), want.String())
 	}
 }

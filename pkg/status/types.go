@@ -183,6 +183,13 @@ type ImportStatus struct {
 // DeepCopyObject makes the list a runtime.Object for kubectl's printers (jsonpath, templates).
 func (l *MultiClusterServiceStatusList) DeepCopyObject() runtime.Object { return deepCopy(l) }
 
+// SplitItems lets -o json marshal the items on every CPU (printers.Items).
+func (l *MultiClusterServiceStatusList) SplitItems() (any, int, func(int) any) {
+	head := *l
+	head.Items = []MultiClusterServiceStatus{}
+	return &head, len(l.Items), func(i int) any { return &l.Items[i] }
+}
+
 // KarmadaServiceStatusList is the document `kubectl mcs status --karmada -o json|yaml` prints.
 type KarmadaServiceStatusList struct {
 	metav1.TypeMeta `json:",inline"`

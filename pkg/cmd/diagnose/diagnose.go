@@ -12,7 +12,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/cli-runtime/pkg/genericiooptions"
@@ -21,6 +20,8 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/diagnose"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 )
 
 var (
@@ -105,7 +106,7 @@ func NewCmdDiagnose(flags *genericclioptions.ConfigFlags, streams genericiooptio
 	f.BoolVar(&o.NoColor, "no-color", false, "Plain ok/FAIL/warn marks, no symbols or colour (default on a terminal: ✔ ✖ ! in colour unless NO_COLOR is set).")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Check the services of every namespace.")
 	f.StringVar(&o.KarmadaContext, "karmada-context", "", "Also check this Karmada control plane: its MultiClusterServices, ServiceExports, ServiceImports and what it placed in the members")
-	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "List large numbers of objects in chunks of this size (0: in one request).")
+	f.Int64Var(&o.ChunkSize, "chunk-size", member.DefaultChunkSize, "List large numbers of objects in chunks of this size (0: in one request; 500 is kubectl's, for apiservers before 1.33 holding very large lists).")
 	return cmd
 }
 

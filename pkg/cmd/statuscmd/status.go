@@ -117,7 +117,7 @@ func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	f.BoolVarP(&o.Watch, "watch", "w", false, "After listing, watch every member and redraw whenever anything changes.")
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Show the services of every namespace.")
 	o.Karmada.AddFlags(f, "show its MultiClusterServices, ServiceExports and ServiceImports")
-	f.Int64Var(&o.ChunkSize, "chunk-size", 500, "List large numbers of objects in chunks of this size (0: in one request).")
+	f.Int64Var(&o.ChunkSize, "chunk-size", member.DefaultChunkSize, "List large numbers of objects in chunks of this size (0: in one request; 500 is kubectl's, for apiservers before 1.33 holding very large lists).")
 	f.StringVar(&o.DNSDomain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone the DNS names are shown in (as given to init --dns-domain).")
 	return cmd
 }
