@@ -3,6 +3,7 @@ package printers
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -55,7 +56,7 @@ func writeItems(w io.Writer, head any, n int, item func(int) any) error {
 	}
 	const tail = "[]\n}"
 	if !bytes.HasSuffix(h, []byte(tail)) {
-		panic("printers: the array of an Items document must be its last field, and empty in its head")
+		return fmt.Errorf("printers: %T: the array of an Items document must be its last field, and empty in its head", head)
 	}
 	const indent = "        "
 	parts := make([][]byte, n)
