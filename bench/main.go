@@ -55,6 +55,10 @@ type Results struct {
 	ConvergeFloorS       float64 `json:"converge_floor_s"`
 	ConvergeCreateFloorS float64 `json:"converge_create_floor_s,omitempty"`
 	ConvergeWrites       int     `json:"converge_writes"`
+	// Where the CPU went during converge and during the replay floor (which made floor_fraction
+	// of the writes).
+	ConvergeCPU *CPUUse `json:"converge_cpu,omitempty"`
+	ReplayCPU   *CPUUse `json:"replay_cpu,omitempty"`
 
 	WritesPerChange   float64 `json:"writes_per_change"`
 	ImportingClusters int     `json:"importing_clusters"`

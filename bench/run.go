@@ -95,7 +95,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 		return nil, err
 	}
 	defer proc.Process.Kill() //nolint:errcheck
-	t0 := time.Now()
+	t0, cpu0 := time.Now(), sampleCPU(proc.Process.Pid)
 	b.profileConverge(ctx)
 	// Checking is O(services x clusters): at scale, less often, so the bench does not steal the
 	// cores sync needs.
@@ -106,6 +106,8 @@ func run(ctx context.Context, c config) (*Results, error) {
 		return nil, fmt.Errorf("sync did not converge within %v (see bench/sync.log)", limit)
 	}
 	res.ConvergeS = time.Since(t0).Seconds()
+	res.ConvergeCPU = sampleCPU(proc.Process.Pid).since(cpu0)
+	logf("converge: %v", res.ConvergeCPU)
 	if _, err := b.quiet(ctx); err != nil {
 		return nil, err
 	}
@@ -127,9 +129,10 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if res.ConvergeCreateFloorS, err = b.writeFloor(ctx, perCluster); err != nil {
 		return nil, err
 	}
-	if res.ConvergeFloorS, err = b.replayFloor(ctx, counts); err != nil {
+	if res.ConvergeFloorS, res.ReplayCPU, err = b.replayFloor(ctx, counts, proc.Process.Pid); err != nil {
 		return nil, err
 	}
+	logf("replay floor: %v", res.ReplayCPU)
 	logf("floors: %.1f s of ConfigMap creates, %.1f s replayed", res.ConvergeCreateFloorS, res.ConvergeFloorS)
 	res.FloorFraction = c.floorFraction
 

@@ -156,7 +156,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		}
 		return nil
 	}
-	body, err := applyBody(a, wk.apiVersion(m.State().Version), wk.kind, writeUID(a, last))
+	obj, err := applyObject(a, wk.apiVersion(m.State().Version), wk.kind, writeUID(a, last))
 	if err != nil {
 		return fmt.Errorf("%s: %w", ref, err)
 	}
@@ -165,12 +165,18 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 	}
 	var out *unstructured.Unstructured
 	if a.Verb == engine.VerbCreate {
-		out, err = r.create(ctx, res, body)
+		// A plain create, which fails on an existing object: a forced apply would silently take
+		// over an object of the same name that the cache had not shown yet.
+		out, err = res.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{FieldManager: r.opts.FieldManager})
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s: exists already and was not created by kubectl-mcs; left alone", ref)
 		}
 	} else {
 		if err := r.upgradeOwnership(ctx, res, a, last); err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		body, err := json.Marshal(obj)
+		if err != nil {
 			return fmt.Errorf("%s: %w", ref, err)
 		}
 		force := true
@@ -233,16 +239,6 @@ func subresources(s string) []string {
 		return nil
 	}
 	return []string{s}
-}
-
-// create writes a new object with a plain create, which fails on an existing one: a forced apply
-// would silently take over an object of the same name that the cache had not shown yet.
-func (r *Reconciler) create(ctx context.Context, res dynamic.ResourceInterface, body []byte) (*unstructured.Unstructured, error) {
-	u := &unstructured.Unstructured{}
-	if err := json.Unmarshal(body, &u.Object); err != nil {
-		return nil, err
-	}
-	return res.Create(ctx, u, metav1.CreateOptions{FieldManager: r.opts.FieldManager})
 }
 
 // upgradeOwnership hands the fields that our create set (owned through an Update operation) to
@@ -373,9 +369,9 @@ func writeUID(a engine.Action, last metav1.Object) types.UID {
 	return ""
 }
 
-// applyBody is the apply configuration of an action: only the fields we own, and the UID the
-// object must have (see writeUID; "" for none).
-func applyBody(a engine.Action, apiVersion, kind string, uid types.UID) ([]byte, error) {
+// applyObject is the apply configuration of an action (and a create's whole object): only the
+// fields we own, and the UID the object must have (see writeUID; "" for none).
+func applyObject(a engine.Action, apiVersion, kind string, uid types.UID) (map[string]any, error) {
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(a.Object)
 	if err != nil {
 		return nil, err
@@ -413,5 +409,5 @@ func applyBody(a engine.Action, apiVersion, kind string, uid types.UID) ([]byte,
 			}
 		}
 	}
-	return json.Marshal(obj)
+	return obj, nil
 }
