@@ -46,10 +46,31 @@ func (b *bench) informerFloor(ctx context.Context) (float64, error) {
 
 // holdInformers is the child: it syncs the informers and prints its peak RSS in MiB.
 func holdInformers(kubeconfig string, contexts []string) error {
+	if err := startInformers(context.Background(), kubeconfig, contexts, ns, syncKinds); err != nil {
+		return err
+	}
+	rss, err := peakRSS(os.Getpid())
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%.1f\n", rss)
+	return nil
+}
+
+// Which informers startInformers runs: sync's, or those the bench watches converge with.
+type informerKinds int
+
+const (
+	syncKinds  informerKinds = iota // Services, EndpointSlices, Namespaces, ServiceExports, ServiceImports
+	benchKinds                      // EndpointSlices, ServiceExports, ServiceImports (watchAll)
+)
+
+// startInformers runs informers of kinds in namespace n of every context until ctx ends, and
+// returns once they have synced.
+func startInformers(ctx context.Context, kubeconfig string, contexts []string, n string, kinds informerKinds) error {
 	flags := genericclioptions.NewConfigFlags(false)
 	flags.KubeConfig = &kubeconfig
 	loader := &clusterset.Loader{ConfigFlags: flags}
-	ctx := context.Background()
 	var synced []cache.InformerSynced
 	for _, name := range contexts {
 		cfg, err := loader.RESTConfig(name)
@@ -67,11 +88,15 @@ func holdInformers(kubeconfig string, contexts []string) error {
 		if err != nil {
 			return err
 		}
-		kf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns))
-		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, ns, nil)
-		for _, inf := range []cache.SharedIndexInformer{kf.Core().V1().Services().Informer(), kf.Discovery().V1().EndpointSlices().Informer(),
-			kf.Core().V1().Namespaces().Informer(), df.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)).Informer(),
-			df.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports)).Informer()} {
+		kf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(n))
+		df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, n, nil)
+		infs := []cache.SharedIndexInformer{kf.Discovery().V1().EndpointSlices().Informer(),
+			df.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)).Informer(),
+			df.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports)).Informer()}
+		if kinds == syncKinds {
+			infs = append(infs, kf.Core().V1().Services().Informer(), kf.Core().V1().Namespaces().Informer())
+		}
+		for _, inf := range infs {
 			synced = append(synced, inf.HasSynced)
 		}
 		kf.Start(ctx.Done())
@@ -80,10 +105,5 @@ func holdInformers(kubeconfig string, contexts []string) error {
 	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
 		return fmt.Errorf("informers did not sync")
 	}
-	rss, err := peakRSS(os.Getpid())
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%.1f\n", rss)
 	return nil
 }

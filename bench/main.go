@@ -30,6 +30,7 @@ type config struct {
 	workers       int     // sync's --workers, and the write floor's requests in flight per cluster
 	floorFraction float64 // share of the converge writes the write floor makes (1: all)
 	profileDir    string  // pprof profiles of sync saved here (empty: no --profiling)
+	watchedReplay bool    // replay the converge writes a second time, watched
 }
 
 // Results is bench/results.json.
@@ -59,6 +60,9 @@ type Results struct {
 	// of the writes).
 	ConvergeCPU *CPUUse `json:"converge_cpu,omitempty"`
 	ReplayCPU   *CPUUse `json:"replay_cpu,omitempty"`
+	// The replay again, watched as sync's converge was (replayFloor): -watched-replay.
+	ConvergeWatchedFloorS float64 `json:"converge_watched_floor_s,omitempty"`
+	WatchedReplayCPU      *CPUUse `json:"watched_replay_cpu,omitempty"`
 
 	WritesPerChange   float64 `json:"writes_per_change"`
 	ImportingClusters int     `json:"importing_clusters"`
@@ -118,6 +122,7 @@ func main() {
 	flag.IntVar(&c.busyRate, "busy-rate", 0, "also sample propagation while this many other services change per second (0: no)")
 	flag.Float64Var(&c.floorFraction, "floor-fraction", 1, "share of the converge writes the write floor makes, its time scaled up")
 	flag.StringVar(&c.profileDir, "profile-dir", "", "run sync with --profiling and save CPU (first 30 s of converge) and heap profiles here")
+	flag.BoolVar(&c.watchedReplay, "watched-replay", false, "replay the converge writes a second time while informers watch them as sync's and the bench's watched converge")
 	floorChild := flag.Bool(informerFloorFlag, false, "internal: hold informers of -contexts and print the peak RSS (the memory floor)")
 	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
 	flag.Parse()

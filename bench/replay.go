@@ -76,7 +76,10 @@ func (b *bench) replayCounts() (map[string]map[string]map[string]int, error) {
 
 // replayFloor makes the writes counted (times floorFraction, the time scaled up) in every cluster
 // at once and returns the seconds they took, and the CPU the machine spent meanwhile (not scaled).
-func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]map[string]int, syncPID int) (float64, *CPUUse, error) {
+// watched: while informers of the kinds sync watches, and the bench's own watchers, watch the
+// replay namespace as they watched sync's converge, so that the apiservers deliver the same
+// events (the watched replay floor, for the explanation).
+func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]map[string]int, syncPID int, watched bool) (float64, *CPUUse, error) {
 	frac := b.floorFraction
 	if frac <= 0 || frac > 1 {
 		frac = 1
@@ -131,6 +134,15 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 		ready = append(ready, p)
 	}
 
+	if watched {
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		for _, kinds := range []informerKinds{syncKinds, benchKinds} {
+			if err := startInformers(wctx, b.kubeconfig, b.contexts, replayNS, kinds); err != nil {
+				return 0, nil, fmt.Errorf("replay floor: watching it: %w", err)
+			}
+		}
+	}
 	t0, cpu0 := time.Now(), sampleCPU(syncPID)
 	var wg sync.WaitGroup
 	errs := make([]error, len(ready))

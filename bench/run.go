@@ -129,10 +129,16 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if res.ConvergeCreateFloorS, err = b.writeFloor(ctx, perCluster); err != nil {
 		return nil, err
 	}
-	if res.ConvergeFloorS, res.ReplayCPU, err = b.replayFloor(ctx, counts, proc.Process.Pid); err != nil {
+	if res.ConvergeFloorS, res.ReplayCPU, err = b.replayFloor(ctx, counts, proc.Process.Pid, false); err != nil {
 		return nil, err
 	}
 	logf("replay floor: %v", res.ReplayCPU)
+	if c.watchedReplay {
+		if res.ConvergeWatchedFloorS, res.WatchedReplayCPU, err = b.replayFloor(ctx, counts, proc.Process.Pid, true); err != nil {
+			return nil, err
+		}
+		logf("watched replay floor: %.1f s; %v", res.ConvergeWatchedFloorS, res.WatchedReplayCPU)
+	}
 	logf("floors: %.1f s of ConfigMap creates, %.1f s replayed", res.ConvergeCreateFloorS, res.ConvergeFloorS)
 	res.FloorFraction = c.floorFraction
 

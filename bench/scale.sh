@@ -13,6 +13,8 @@ set -euo pipefail
 RUNS=${BENCH_SCALE_RUNS:-1000:5:500:1000:16 1000:5:default::16 3000:5:500:1000:16 10000:5:500:1000:16}
 BUSY_RATE=${BENCH_SCALE_BUSY_RATE:-100}
 FLOOR_FRACTION=${BENCH_SCALE_FLOOR_FRACTION:-0.25}
+# 1: replay the converge writes a second time, watched as sync's converge was (for the explanation).
+WATCHED_REPLAY=${BENCH_SCALE_WATCHED_REPLAY:-1}
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$(dirname "$here")"
 repo=$(dirname "$here")
@@ -39,7 +41,7 @@ for run in $RUNS; do
   bash "$repo/test/testbed/testbed.sh" up "${members[@]}"
   "$out/bench.$$" -scale -kubeconfig "$TESTBED_DIR/kubeconfig" -binary "$BINARY" \
     -contexts "$(IFS=,; echo "${members[*]}")" -services "$services" -status-services "$services" \
-    -busy-rate "$BUSY_RATE" -floor-fraction "$FLOOR_FRACTION" -workers "$workers" "${limit[@]}" \
+    -busy-rate "$BUSY_RATE" -floor-fraction "$FLOOR_FRACTION" -workers "$workers" "${limit[@]}" -watched-replay="$([ "$WATCHED_REPLAY" = 1 ] && echo true || echo false)" \
     -profile-dir "$out/profiles" -out "$out/$name.json" -markdown ""
   cp bench/sync.log "$out/profiles/$name-sync.log" 2>/dev/null || true
 done
