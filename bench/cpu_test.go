@@ -7,8 +7,7 @@ import (
 	"time"
 )
 
-// The bench's own CPU shows under its name, the rest of the machine under theirs, and the
-// window's length and idle share are the machine's.
+// The bench's own CPU shows under its name; the window's length and idle share are the machine's.
 func TestCPUUseAttributesThisProcess(t *testing.T) {
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("no /proc on this machine: CPU accounting reports nothing here")

@@ -122,7 +122,7 @@ func main() {
 	flag.IntVar(&c.busyRate, "busy-rate", 0, "also sample propagation while this many other services change per second (0: no)")
 	flag.Float64Var(&c.floorFraction, "floor-fraction", 1, "share of the converge writes the write floor makes, its time scaled up")
 	flag.StringVar(&c.profileDir, "profile-dir", "", "run sync with --profiling and save CPU (first 30 s of converge) and heap profiles here")
-	flag.BoolVar(&c.watchedReplay, "watched-replay", false, "replay the converge writes a second time while informers watch them as sync's and the bench's watched converge")
+	flag.BoolVar(&c.watchedReplay, "watched-replay", false, "replay the converge writes a second time, watched by informers of the kinds sync and the bench watched converge with")
 	floorChild := flag.Bool(informerFloorFlag, false, "internal: hold informers of -contexts and print the peak RSS (the memory floor)")
 	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
 	flag.Parse()
