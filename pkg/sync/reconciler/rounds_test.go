@@ -2,14 +2,19 @@ package reconciler
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	k8stesting "k8s.io/client-go/testing"
 	"k8s.io/client-go/util/workqueue"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
@@ -90,4 +95,37 @@ func merge(obj, patch map[string]any) map[string]any {
 		out[k] = v
 	}
 	return out
+}
+
+// A refused apply is the sync's error, naming the cluster and object, and nothing is recorded as
+// written (it once reached the decoder as a nil object and panicked).
+func TestRefusedApplyIsAnError(t *testing.T) {
+	serve := key{Namespace: "demo", Name: "serve"}
+	var mu sync.Mutex
+	var log []write
+	held := map[string]map[string]any{}
+	dyn := fakeAPIServer("m1", 0, &mu, &log, held, nil)
+	dyn.PrependReactor("patch", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: a.GetResource().Resource}, "serve", errors.New("no patch for you"))
+	})
+	ours := map[string]string{names.ManagedByLabel: names.ManagedByValue}
+	imp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-imp", ResourceVersion: "5",
+		Labels: ours, Annotations: map[string]string{names.DerivedServiceAnnotation: "derived-serve"}}}
+	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", CreationTimestamp: metav1.Now()}}
+	m := readMember(t, "m1", corev1.NamespaceActive, svcObj("demo", "serve"), exp, imp)
+	m.Dynamic = dyn
+	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: []*cluster{m},
+		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
+	held["serviceimports/serve"] = map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceImport",
+		"metadata": map[string]any{"name": "serve", "namespace": "demo", "uid": "u-imp", "resourceVersion": "5",
+			"labels": map[string]any{names.ManagedByLabel: names.ManagedByValue}, "annotations": map[string]any{names.DerivedServiceAnnotation: "derived-serve"}}}
+
+	err := r.syncKey(context.Background(), serve)
+	if err == nil || !strings.Contains(err.Error(), `cluster "m1"`) || !strings.Contains(err.Error(), "no patch for you") {
+		t.Fatalf("syncKey: %v, want the refusal, naming the cluster", err)
+	}
+	if got := r.Changes(); len(got) != 0 {
+		t.Errorf("recorded as written: %v", got)
+	}
 }

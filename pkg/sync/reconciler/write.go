@@ -175,8 +175,8 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		if err := r.upgradeOwnership(ctx, res, a, last); err != nil {
 			return fmt.Errorf("%s: %w", ref, err)
 		}
-		body, err := json.Marshal(obj)
-		if err != nil {
+		var body []byte
+		if body, err = json.Marshal(obj); err != nil {
 			return fmt.Errorf("%s: %w", ref, err)
 		}
 		force := true
