@@ -16,7 +16,7 @@ BUSY_RATE=${BENCH_SCALE_BUSY_RATE:-100}
 # quarter replays in 6-30 s and one apiserver hiccup moves the floor by a fifth; a quarter above.
 FLOOR_FRACTION=${BENCH_SCALE_FLOOR_FRACTION:-}
 # 1: replay the converge writes a second time, watched as sync's converge was (for the explanation).
-WATCHED_REPLAY=${BENCH_SCALE_WATCHED_REPLAY:-1}
+WATCHED_REPLAY=$([ "${BENCH_SCALE_WATCHED_REPLAY:-1}" = 1 ] && echo true || echo false)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$(dirname "$here")"
 repo=$(dirname "$here")
@@ -44,7 +44,7 @@ for run in $RUNS; do
   bash "$repo/test/testbed/testbed.sh" up "${members[@]}"
   "$out/bench.$$" -scale -kubeconfig "$TESTBED_DIR/kubeconfig" -binary "$BINARY" \
     -contexts "$(IFS=,; echo "${members[*]}")" -services "$services" -status-services "$services" \
-    -busy-rate "$BUSY_RATE" -floor-fraction "$fraction" -workers "$workers" "${limit[@]}" -watched-replay="$([ "$WATCHED_REPLAY" = 1 ] && echo true || echo false)" \
+    -busy-rate "$BUSY_RATE" -floor-fraction "$fraction" -workers "$workers" "${limit[@]}" -watched-replay="$WATCHED_REPLAY" \
     -profile-dir "$out/profiles" -out "$out/$name.json" -markdown ""
   cp bench/sync.log "$out/profiles/$name-sync.log" 2>/dev/null || true
 done
