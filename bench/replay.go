@@ -137,6 +137,8 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 	if watched {
 		wctx, stop := context.WithCancel(ctx)
 		defer stop()
+		// Two sets, each with clients of its own, as sync and the bench were: one factory would
+		// share the kinds both watch and deliver those events once.
 		for _, kinds := range []informerKinds{syncKinds, benchKinds} {
 			if err := startInformers(wctx, b.kubeconfig, b.contexts, replayNS, kinds); err != nil {
 				return 0, nil, fmt.Errorf("replay floor: watching it: %w", err)
