@@ -18,6 +18,8 @@ CACHE   ?= $(or $(KUBECTL_MCS_CACHE),$(HOME)/.cache/kubectl-mcs)
 E2E_TESTBED_DIR ?= $(CACHE)/testbed-e2e
 BENCH_TESTBED_DIR ?= $(CACHE)/testbed-bench
 SOAK_TESTBED_DIR ?= $(CACHE)/testbed-soak
+# make test-traffic: clusters with real nodes (test/testbed/node.sh) and real packets between them.
+TRAFFIC_TESTBED_DIR ?= $(CACHE)/testbed-traffic
 BENCH_SERVICES ?= 200
 # Karmada material for the e2e "karmada" stand-in, kept outside the repository: its CRDs, and its
 # sources (charts/karmada/_crds/bases/multicluster/ holds the mcs-api CRDs Karmada bundles). When
@@ -35,7 +37,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DIST_JOBS     ?= 3
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist test test-unit test-krew test-e2e test-karmada bench bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada bench bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-mcs
@@ -59,7 +61,7 @@ dist/bin/%:
 	CGO_ENABLED=0 GOOS=$(firstword $(subst _, ,$*)) GOARCH=$(lastword $(subst _, ,$*)) \
 	  go build -trimpath -ldflags '$(LDFLAGS)' -o $@/kubectl-mcs$(if $(filter windows_%,$*),.exe) ./cmd/kubectl-mcs
 
-test: test-unit test-krew test-e2e test-karmada
+test: test-unit test-krew test-e2e test-traffic test-karmada
 
 test-unit:
 	go vet ./...
@@ -80,6 +82,7 @@ test-krew: dist
 
 testbed-build:
 	bash test/testbed/build.sh
+	bash test/testbed/node.sh build
 
 test-e2e: build testbed-build
 	TESTBED_DIR=$(E2E_TESTBED_DIR) TESTBED_DUALSTACK=member4 bash test/testbed/testbed.sh up member1 member2 member3 karmada member4
@@ -87,6 +90,23 @@ test-e2e: build testbed-build
 	TESTBED_DIR=$(E2E_TESTBED_DIR) E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) E2E_KARMADA_SOURCES=$(KARMADA_SOURCES) \
 	  go test -count=1 -tags e2e -timeout 40m -v ./test/e2e ./pkg/sync/reconciler || status=$$?; \
 	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh down; \
+	exit $$status
+
+# Real packets: member1-3 with a real node each (containerd, kubelet, kube-proxy, CoreDNS running
+# the Corefile of kube-system/coredns, and kubectl mcs dns-server), pod CIDRs routed between them;
+# requests from a pod in member2 to the services member1 and member3 export. Where the machine
+# cannot run real nodes (not root, no network namespaces): one line, and success.
+test-traffic: build testbed-build
+	@if ! why=$$(bash test/testbed/node.sh check); then echo "test-traffic: skipped: $$why"; exit 0; fi; \
+	status=0; \
+	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 KUBECTL_MCS_BINARY=$(BIN) \
+	  bash test/testbed/testbed.sh up member1 member2 member3 || status=$$?; \
+	if [ $$status -eq 0 ]; then \
+	  eval "$$(TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/node.sh env)"; \
+	  TRAFFIC_KUBECONFIG=$(TRAFFIC_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) TRAFFIC_IMAGE=$$TOOLBOX_IMAGE \
+	    TRAFFIC_DNS_SERVER=$$DNS_SERVER go test -count=1 -tags traffic -timeout 30m -v ./test/traffic || status=$$?; \
+	fi; \
+	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status
 
 # The seed scenarios through a real Karmada control plane (karmada-apiserver, -webhook,
@@ -130,8 +150,10 @@ soak: build testbed-build
 	TESTBED_DIR=$(SOAK_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status
 
-testbed-up: testbed-build
-	bash test/testbed/testbed.sh up member1 member2 member3
+# member1-3, with real nodes where the machine can run them (test/testbed/node.sh check).
+testbed-up: build testbed-build
+	real=$$(bash test/testbed/node.sh check >/dev/null && echo member1,member2,member3 || true); \
+	TESTBED_REALNODE=$$real KUBECTL_MCS_BINARY=$(BIN) bash test/testbed/testbed.sh up member1 member2 member3
 
 testbed-down:
 	bash test/testbed/testbed.sh down

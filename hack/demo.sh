@@ -1,17 +1,25 @@
 #!/usr/bin/env bash
 # The reference scenario of Karmada's multi-cluster service discovery guide, on the local test
-# bed: serve runs in member1 and is exported to the clusterset by kubectl mcs.
+# bed: serve runs in member1, is exported to the clusterset by kubectl mcs, and a pod in member2
+# calls serve.demo.svc.clusterset.local and prints what member1's pod answered. The clusters have
+# real nodes (test/testbed/node.sh) where the machine can run them; elsewhere kwok's, and the
+# clusterset name is resolved by a CoreDNS on the host instead.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export KUBECONFIG=$(bash test/testbed/testbed.sh env | sed 's/^export KUBECONFIG=//')
 export PATH="$PWD/bin:$PATH"
 CONTEXTS=member1,member2,member3
 step() { printf '\n\033[1m$ %s\033[0m\n' "$*"; "$@"; }
+real=
+if kubectl --context member1 get node member1-node -o jsonpath='{.metadata.annotations}' 2>/dev/null | grep -vq kwok; then
+  real=1
+  eval "$(bash test/testbed/node.sh env)"
+fi
 
 for c in member1 member2 member3; do
   kubectl --context "$c" create namespace demo --dry-run=client -o yaml | kubectl --context "$c" apply -f - >/dev/null
 done
-kubectl --context member1 -n demo apply -f - >/dev/null <<'YAML'
+kubectl --context member1 -n demo apply -f - >/dev/null <<YAML
 apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -28,9 +36,12 @@ spec:
     spec:
       containers:
       - name: serve
-        image: jeremyot/serve:0a40de8
-        args:
-        - "--message='hello from cluster member1 (Node: {{env \"NODE_NAME\"}} Pod: {{env \"POD_NAME\"}} Address: {{addr}})'"
+        image: ${TOOLBOX_IMAGE:-mcs-test/toolbox}
+        args: ["-ports=8080"]
+        env:
+        - {name: CLUSTER, value: member1}
+        - name: POD_NAME
+          valueFrom: {fieldRef: {fieldPath: metadata.name}}
 ---
 apiVersion: v1
 kind: Service
@@ -45,18 +56,26 @@ spec:
 YAML
 kubectl --context member1 -n demo rollout status deployment/serve --timeout=60s >/dev/null
 
-# kwok members run no CoreDNS: give each the ConfigMap kubeadm writes, for init --dns to edit.
+# kwok members run no CoreDNS: give each the ConfigMap kubeadm writes, for init --dns to edit
+# (real nodes have it already, and run CoreDNS with it).
 for c in member1 member2 member3; do
   kubectl --context "$c" -n kube-system create configmap coredns --from-file=Corefile=test/testbed/kubeadm.Corefile \
-    --dry-run=client -o yaml | kubectl --context "$c" apply -f - >/dev/null
+    --dry-run=client -o yaml | kubectl --context "$c" create -f - >/dev/null 2>&1 || true
 done
 
-step kubectl mcs init --contexts=$CONTEXTS --dns
+# Each real node runs kubectl mcs dns-server beside CoreDNS, on 127.0.0.1:5353.
+step kubectl mcs init --contexts=$CONTEXTS --dns --dns-server=${DNS_SERVER:-127.0.0.1:5353}
 step kubectl mcs expose serve -n demo --contexts=$CONTEXTS
 step kubectl --context member1 -n demo get serviceexports,svc,endpointslices
 step kubectl mcs sync -n demo --contexts=$CONTEXTS
 step kubectl --context member2 -n demo get serviceimports,svc,endpointslices
 step kubectl mcs status -n demo --contexts=$CONTEXTS
-# A real CoreDNS, with the Corefile init --dns wrote into member2, answers the clusterset name.
-step go run ./test/testbed/resolve -context member2 serve.demo.svc.clusterset.local
+if [ -n "$real" ]; then
+  # A pod in member2 asks the clusterset name; member1's pod answers "POD CLUSTER PROTO PORT".
+  step kubectl --context member2 -n demo run request --image="$TOOLBOX_IMAGE" --restart=Never --rm -i --quiet \
+    --command -- curl -sS --retry 5 --retry-all-errors --retry-delay 1 http://serve.demo.svc.clusterset.local
+else
+  echo "demo: this machine runs no real nodes ($(bash test/testbed/node.sh check || true)); resolving on the host instead"
+  step go run ./test/testbed/resolve -context member2 serve.demo.svc.clusterset.local
+fi
 printf '\nThe clusters stay up: KUBECONFIG=%s kubectl --context member2 get svc -A\nStop them with: make testbed-down\n' "$KUBECONFIG"

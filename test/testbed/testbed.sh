@@ -14,6 +14,9 @@
 # TESTBED_DUALSTACK names (space or comma separated) the clusters to start dual-stack (IPv4 and
 # IPv6 service range, pod CIDRs, pod IPs and EndpointSlices), e.g. TESTBED_DUALSTACK=member4.
 #
+# TESTBED_REALNODE names the clusters that get a real node (node.sh: containerd, kubelet,
+# kube-proxy and CoreDNS in a network namespace, pod CIDRs routed between them) instead of kwok's.
+#
 # Contexts in $TESTBED_KUBECONFIG are named after the clusters. Each cluster gets one fake Node
 # (kwok) with its own pod CIDR, so Deployments get Running pods with distinct IPs and the real
 # EndpointSlice controller fills EndpointSlices.
@@ -37,8 +40,14 @@ is_dualstack() {
   return 1
 }
 
+is_realnode() {
+  local n
+  rn=${TESTBED_REALNODE:-}; for n in ${rn//,/ }; do [ "$n" = "$1" ] && return 0; done
+  return 1
+}
+
 up_one() {
-  local name=$1 idx cfg range cidrs
+  local name=$1 idx cfg range cidrs node=()
   idx=$(( $(index_of "$name") % 200 + 10 ))
   cfg="$TESTBED_DIR/$name.kubeconfig"
   # The service range is widened from kwokctl's /24 (~250 cluster IPs; the benchmark needs
@@ -49,6 +58,10 @@ up_one() {
   range=10.96.0.0/16 cidrs="10.$idx.0.0/16"
   if is_dualstack "$name"; then
     range=10.96.0.0/16,fd00:10:96::/112 cidrs="10.$idx.0.0/16,fd00:10:$idx::/64"
+  fi
+  # A real node replaces kwok; the apiserver reaches its kubelet (exec, logs) by the node's IP.
+  if is_realnode "$name"; then
+    node=(--disable kwok-controller --extra-args kube-apiserver=kubelet-preferred-address-types=InternalIP)
   fi
   # A running cluster is kept only when it has the stack asked for (a Node's pod CIDRs cannot change).
   if "$KWOKCTL" get clusters 2>/dev/null | grep -qx "$name" && kubectl --kubeconfig "$cfg" get --raw /readyz >/dev/null 2>&1 &&
@@ -63,12 +76,13 @@ up_one() {
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
       --extra-args kube-apiserver=service-cluster-ip-range=$range \
-      --extra-args kube-controller-manager=service-cluster-ip-range=$range \
+      --extra-args kube-controller-manager=service-cluster-ip-range=$range "${node[@]}" \
       --kubeconfig "$cfg" --wait 60s >"$TESTBED_DIR/$name.log" 2>&1 ||
       { cat "$TESTBED_DIR/$name.log" >&2; echo "testbed: $name failed to start" >&2; return 1; }
     echo "testbed: $name started$(is_dualstack "$name" && echo ' (dual-stack)')" >&2
     kubectl --kubeconfig "$cfg" config rename-context "kwok-$name" "$name" >/dev/null
   fi
+  is_realnode "$name" && return
   kubectl --kubeconfig "$cfg" --context "$name" apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Node
@@ -125,6 +139,8 @@ case "$cmd" in
       for n in "$@"; do up_one "$n"; done
       merge_kubeconfig
     fi
+    real=(); for n in "$@"; do is_realnode "$n" && real+=("$n"); done
+    [ ${#real[@]} -eq 0 ] || bash "$here/node.sh" up "${real[@]}"
     echo "testbed: up: $* (KUBECONFIG=$TESTBED_KUBECONFIG)" >&2
     ;;
   down)
@@ -136,6 +152,8 @@ case "$cmd" in
     if [ -d "$TESTBED_DIR/karmada-cp" ] && printf '%s\n' "$@" | grep -qx karmada; then
       bash "$here/karmada.sh" down || true
     fi
+    # Real nodes first, while their apiservers still answer.
+    for n in "$@"; do [ -d "$TESTBED_DIR/nodes/$n" ] && bash "$here/node.sh" down "$n"; done
     for n in "$@"; do
       "$KWOKCTL" delete cluster --name "$n" >/dev/null 2>&1 || true
       rm -f "$TESTBED_DIR/$n.kubeconfig"
