@@ -23,6 +23,13 @@ const (
 	// DerivedServiceAnnotation on a ServiceImport names the derived Service behind it.
 	DerivedServiceAnnotation = "multicluster.kubernetes.io/derived-service"
 
+	// SystemNamespace holds what runs in a cluster: sync's Deployment (`sync --print-manifests`)
+	// and each member's DNS server (`dns-server --print-manifests`).
+	SystemNamespace = "kubectl-mcs-system"
+	// DNSServerName names the DNS server's ServiceAccount, ClusterRole(Binding), Deployment and
+	// Service; `init --dns` forwards the clusterset zone to that Service's ClusterIP.
+	DNSServerName = "kubectl-mcs-dns"
+
 	derivedPrefix = "derived-"
 	maxLabelLen   = 63
 	hashLen       = 10
