@@ -1,11 +1,13 @@
 // Package corednshost runs the Corefile a member's kube-system/coredns ConfigMap holds as a CoreDNS
 // process on the test bed's host: the clusterset DNS tests and `make demo` query a real resolver
-// configured by exactly what `kubectl mcs init --dns` wrote.
+// configured by exactly what `kubectl mcs init --dns` wrote, forwarding the clusterset zone to a
+// `kubectl mcs dns-server` on the host (WithForward).
 package corednshost
 
 import (
 	"fmt"
 	"strings"
+	"unicode"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 )
@@ -61,4 +63,28 @@ func ForHost(corefile, kubeconfig, context string, port int) (string, error) {
 		}
 	}
 	return strings.Join(out, "\n"), nil
+}
+
+// WithForward points the kubectl-mcs block's forward at addr (IP:PORT): the member's Corefile
+// forwards to its DNS server's Service, a ClusterIP the host cannot reach, and a test runs that
+// DNS server on the host instead. The rest of the Corefile is kept line for line.
+func WithForward(corefile, addr string) (string, error) {
+	if _, err := dns.Forward(corefile); err != nil {
+		return "", err
+	}
+	lines := strings.Split(corefile, "\n")
+	in := false
+	for i, l := range lines {
+		t := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(t, dns.BeginMarker):
+			in = true
+		case strings.HasPrefix(t, dns.EndMarker):
+			in = false
+		case in && strings.HasPrefix(t, "forward "):
+			indent := l[:len(l)-len(strings.TrimLeftFunc(l, unicode.IsSpace))]
+			lines[i] = indent + "forward . " + addr
+		}
+	}
+	return strings.Join(lines, "\n"), nil
 }

@@ -18,7 +18,7 @@ var kubeadm = func() string {
 }()
 
 func TestForHost(t *testing.T) {
-	in, err := dns.Apply(kubeadm, dns.DefaultDomain)
+	in, err := dns.Apply(kubeadm, dns.DefaultDomain, dns.Upstream{Addr: "10.96.0.53", Service: "kubectl-mcs-system/kubectl-mcs-dns"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,25 +29,38 @@ func TestForHost(t *testing.T) {
 	for _, want := range []string{
 		".:15353 {\n    bind 127.0.0.1\n    errors\n",
 		"kubernetes cluster.local in-addr.arpa ip6.arpa {\n        kubeconfig /tmp/kc member2\n       pods insecure\n",
-		"clusterset.local:15353 {\n    bind 127.0.0.1\n",
-		"    kubernetes cluster.local {\n        kubeconfig /tmp/kc member2\n        ttl 5\n",
+		"clusterset.local:15353 {\n    bind 127.0.0.1\n    errors\n    cache 5\n    forward . 10.96.0.53:53 # service kubectl-mcs-system/kubectl-mcs-dns\n}\n",
 		"forward . /etc/resolv.conf {\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
-	for _, gone := range []string{"health", "lameduck", "ready", "prometheus", ":53 "} {
+	for _, gone := range []string{"health", "lameduck", "ready", "prometheus", ":53 {"} {
 		if strings.Contains(out, gone) {
 			t.Errorf("%q must be gone from\n%s", gone, out)
 		}
 	}
-	// Our block is carried over unchanged apart from the port and connection lines.
-	if !dns.Has(out) || strings.Count(out, "rewrite stop") != 1 {
-		t.Errorf("our block is lost:\n%s", out)
+	// Our block is carried over unchanged apart from the port.
+	if !dns.Has(out) || strings.Count(out, "kubeconfig") != 1 {
+		t.Errorf("our block is lost, or got a kubernetes stanza:\n%s", out)
 	}
 	if _, err := dns.Parse(out); err != nil {
 		t.Fatalf("output does not parse: %v", err)
+	}
+	// The DNS server runs on the host: only our block's forward changes.
+	host, err := WithForward(out, "127.0.0.1:25353")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.Replace(out, "    forward . 10.96.0.53:53 # service kubectl-mcs-system/kubectl-mcs-dns\n", "    forward . 127.0.0.1:25353\n", 1); host != want {
+		t.Errorf("WithForward:\n%s\nwant\n%s", host, want)
+	}
+	if up, err := dns.Forward(host); err != nil || up.Addr != "127.0.0.1:25353" {
+		t.Errorf("Forward(WithForward) = %+v, %v", up, err)
+	}
+	if _, err := WithForward(kubeadm, "127.0.0.1:25353"); err == nil {
+		t.Error("WithForward of a Corefile without our block must fail")
 	}
 }
 

@@ -1,7 +1,7 @@
-// Package dns edits a CoreDNS Corefile so that stock CoreDNS answers the clusterset names of
-// KEP-1645 (NAME.NS.svc.clusterset.local) from the derived Services sync writes. It only ever adds,
-// replaces or removes one server block between its own marker comments; everything else in the
-// Corefile is kept byte for byte.
+// Package dns edits a CoreDNS Corefile so that stock CoreDNS forwards the clusterset zone of
+// KEP-1645 (clusterset.local) to the member's own DNS server (`kubectl mcs dns-server`). It only
+// ever adds, replaces or removes one server block between its own marker comments; everything
+// else in the Corefile is kept byte for byte.
 package dns
 
 import (

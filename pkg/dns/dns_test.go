@@ -32,27 +32,25 @@ func TestParseKubeadm(t *testing.T) {
 	}
 }
 
+// up is the DNS server address of the tests: the kubectl-mcs-dns Service's ClusterIP.
+var up = Upstream{Addr: "10.96.0.53", Service: "kubectl-mcs-system/kubectl-mcs-dns"}
+
 func TestApplyIdempotentAndRemovable(t *testing.T) {
-	out, err := Apply(kubeadm, "clusterset.local")
+	out, err := Apply(kubeadm, "clusterset.local", up)
 	if err != nil {
 		t.Fatal(err)
+	}
+	golden, err := os.ReadFile("testdata/kubeadm-clusterset.Corefile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != string(golden) {
+		t.Fatalf("Apply(kubeadm) differs from testdata/kubeadm-clusterset.Corefile:\n%s", out)
 	}
 	if !strings.HasPrefix(out, kubeadm) || !Has(out) {
 		t.Fatalf("the original Corefile must be kept as is, with our block after it:\n%s", out)
 	}
-	for _, want := range []string{
-		"clusterset.local:53 {",
-		`name regex ^(_[^.]+\._[^.]+\.)?([^.]+)\.([^.]+)\.svc\.clusterset\.local\.$ {1}derived-{2}.{3}.svc.cluster.local.`,
-		`answer name ^(_[^.]+\._[^.]+\.)?derived-([^.]+)\.([^.]+)\.svc\.cluster\.local\.$ {1}{2}.{3}.svc.clusterset.local.`,
-		`answer value ^derived-([^.]+)\.([^.]+)\.svc\.cluster\.local\.$ {1}.{2}.svc.clusterset.local.`,
-		"template ANY ANY clusterset.local {",
-		"kubernetes cluster.local {",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in\n%s", want, out)
-		}
-	}
-	again, err := Apply(out, "clusterset.local")
+	again, err := Apply(out, "clusterset.local", up)
 	if err != nil || again != out {
 		t.Fatalf("second Apply changed the Corefile (err %v):\n%s", err, again)
 	}
@@ -63,20 +61,59 @@ func TestApplyIdempotentAndRemovable(t *testing.T) {
 	if same, _ := Remove(kubeadm); same != kubeadm {
 		t.Fatal("Remove of a Corefile without our block must change nothing")
 	}
-	// A domain change replaces our block in place.
-	other, err := Apply(out, "mcs.example.")
-	if err != nil || strings.Contains(other, "clusterset.local") || !strings.Contains(other, "mcs.example:53 {") {
+	// A domain or address change replaces our block in place.
+	other, err := Apply(out, "mcs.example.", Upstream{Addr: "127.0.0.1:5353"})
+	if err != nil || strings.Contains(other, "clusterset.local") || !strings.Contains(other, "mcs.example:53 {") ||
+		!strings.Contains(other, "    forward . 127.0.0.1:5353\n}") || strings.Count(other, BeginMarker) != 1 {
 		t.Fatalf("domain change: err %v\n%s", err, other)
 	}
-	if servers, err := Parse(out); err != nil || len(servers) != 2 {
-		t.Fatalf("our output must parse into two server blocks: %v %d", err, len(servers))
+	if servers, err := Parse(out); err != nil || len(servers) != 2 || servers[1].Find("forward") == nil {
+		t.Fatalf("our output must parse into two server blocks: %v %+v", err, servers)
+	}
+}
+
+func TestForward(t *testing.T) {
+	out, _ := Apply(kubeadm, DefaultDomain, up)
+	got, err := Forward(out)
+	if err != nil || got != (Upstream{Addr: "10.96.0.53:53", Service: "kubectl-mcs-system/kubectl-mcs-dns"}) {
+		t.Fatalf("Forward = %+v, %v", got, err)
+	}
+	out, _ = Apply(kubeadm, DefaultDomain, Upstream{Addr: "[fd00::53]:5353"})
+	if got, err := Forward(out); err != nil || got != (Upstream{Addr: "[fd00::53]:5353"}) {
+		t.Fatalf("Forward = %+v, %v", got, err)
+	}
+	if _, err := Forward(kubeadm); err == nil {
+		t.Error("a Corefile without our block forwards nowhere")
+	}
+	old := kubeadm + BeginMarker + "\nclusterset.local:53 {\n    rewrite stop {\n    }\n}\n" + EndMarker + "\n"
+	if _, err := Forward(old); err == nil || !strings.Contains(err.Error(), "no forward line") {
+		t.Errorf("a block without forward: %v", err)
+	}
+}
+
+func TestParseUpstream(t *testing.T) {
+	for in, want := range map[string]string{
+		"10.96.0.53": "10.96.0.53:53", "127.0.0.1:5353": "127.0.0.1:5353", "fd00::53": "[fd00::53]:53",
+		"[fd00::53]:5353": "[fd00::53]:5353", "::ffff:10.0.0.1": "10.0.0.1:53",
+	} {
+		if got, err := ParseUpstream(in); err != nil || got != want {
+			t.Errorf("ParseUpstream(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "kubectl-mcs-dns.kubectl-mcs-system", "dns.example:53", "10.0.0.1:0", "10.0.0.1:65536", "10.0.0.1:x", "fe80::1%eth0", "10.0.0.1:53:53"} {
+		if got, err := ParseUpstream(in); err == nil {
+			t.Errorf("ParseUpstream(%q) = %q, want an error", in, got)
+		}
+	}
+	if _, err := Apply(kubeadm, DefaultDomain, Upstream{Addr: "dns.example"}); err == nil {
+		t.Error("Apply must refuse a host name")
 	}
 }
 
 func TestApplyKeepsTextAfterOurBlock(t *testing.T) {
-	ours, _ := Apply(kubeadm, "clusterset.local")
+	ours, _ := Apply(kubeadm, "clusterset.local", up)
 	withTail := ours + "example.org:53 {\n    whoami\n}\n"
-	out, err := Apply(withTail, "clusterset.local")
+	out, err := Apply(withTail, "clusterset.local", up)
 	if err != nil || out != withTail {
 		t.Fatalf("err %v\n%s", err, out)
 	}
@@ -86,19 +123,17 @@ func TestApplyKeepsTextAfterOurBlock(t *testing.T) {
 	}
 }
 
-func TestApplyCopiesConnectionOptions(t *testing.T) {
-	in := "cluster.example:1053 {\n  kubernetes {\n    kubeconfig /k ctx\n    namespaces a b\n    pods verified\n  }\n}\n"
-	out, err := Apply(in, "clusterset.local")
+func TestApplyTakesTheClusterBlocksPort(t *testing.T) {
+	in := "example.org:53 {\n  whoami\n}\ncluster.example:1053 {\n  kubernetes {\n    kubeconfig /k ctx\n  }\n}\n"
+	out, err := Apply(in, "clusterset.local", Upstream{Addr: "127.0.0.1:5353"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"clusterset.local:1053 {", "kubernetes cluster.example {", "kubeconfig /k ctx", "namespaces a b", "svc.cluster.example."} {
-		if !strings.Contains(out, want) {
-			t.Errorf("missing %q in\n%s", want, out)
-		}
+	if !strings.HasSuffix(out, "clusterset.local:1053 {\n    errors\n    cache 5\n    forward . 127.0.0.1:5353\n}\n"+EndMarker+"\n") {
+		t.Errorf("our block must listen on the kubernetes block's port:\n%s", out)
 	}
-	if strings.Count(out, "pods verified") != 1 {
-		t.Errorf("only connection options are copied:\n%s", out)
+	if strings.Count(out, "kubeconfig") != 1 {
+		t.Errorf("nothing of the cluster's kubernetes stanza is copied:\n%s", out)
 	}
 }
 
@@ -113,10 +148,9 @@ func TestApplyRefuses(t *testing.T) {
 		"marker twice":    {kubeadm + BeginMarker + "\n" + BeginMarker + "\n" + EndMarker + "\n", "appears twice"},
 		"marker no end":   {kubeadm + BeginMarker + "\n", "do not enclose"},
 		"markers swapped": {EndMarker + "\n" + kubeadm + BeginMarker + "\n", "do not enclose"},
-		"root kubernetes": {".:53 {\n  kubernetes\n}\n", "serves no cluster domain"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := Apply(tc.corefile, "clusterset.local")
+			_, err := Apply(tc.corefile, "clusterset.local", up)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("err = %v, want %q", err, tc.want)
 			}
@@ -146,11 +180,14 @@ func FuzzApplyRemove(f *testing.F) {
 	f.Add(".:53 {\n kubernetes cluster.local\n}")
 	f.Add("(s) {\n}\n" + kubeadm + "example.org {\n whoami\n}\n")
 	f.Fuzz(func(t *testing.T, corefile string) {
-		out, err := Apply(corefile, DefaultDomain)
+		out, err := Apply(corefile, DefaultDomain, up)
 		if err != nil {
 			return
 		}
-		if again, err := Apply(out, DefaultDomain); err != nil || again != out {
+		if got, err := Forward(out); err != nil || got.Addr != "10.96.0.53:53" {
+			t.Fatalf("Forward(Apply(x)) = %+v, %v", got, err)
+		}
+		if again, err := Apply(out, DefaultDomain, up); err != nil || again != out {
 			t.Fatalf("Apply is not idempotent: %v", err)
 		}
 		if _, err := Parse(out); err != nil {

@@ -2,7 +2,9 @@ package dns
 
 import (
 	"fmt"
-	"regexp"
+	"net"
+	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -13,13 +15,7 @@ const (
 
 	// DefaultDomain is the clusterset zone of KEP-1645 and of the mcs-api conformance suite.
 	DefaultDomain = "clusterset.local"
-
-	derivedPrefix = "derived-"
 )
-
-// connectionOptions are the kubernetes plugin options copied from the cluster's own stanza into
-// ours: how it reaches the apiserver and which namespaces it may answer for.
-var connectionOptions = map[string]bool{"endpoint": true, "tls": true, "kubeconfig": true, "namespaces": true}
 
 // span finds our marked block: its first and last line (-1, -1 when absent). Markers that do not
 // form exactly one begin/end pair in that order are an error: someone else edited them.
@@ -65,11 +61,47 @@ func Remove(corefile string) (string, error) {
 	return strings.Join(append(lines[:b:b], lines[e+1:]...), "\n"), nil
 }
 
-// Apply returns the Corefile with our block for domain, replacing ours in place when present and
-// appending it otherwise. It refuses a Corefile it cannot parse, one that serves domain (or a zone
-// under it) outside our block, and one with no kubernetes plugin to answer from.
-func Apply(corefile, domain string) (string, error) {
+// Upstream is where our block forwards the zone: the DNS server of the member
+// (`kubectl mcs dns-server`), which answers from the member's ServiceImports and EndpointSlices.
+type Upstream struct {
+	// Addr is IP:PORT, as ParseUpstream returns it: CoreDNS's forward takes no host names.
+	Addr string
+	// Service is "NAMESPACE/NAME" when Addr is that Service's ClusterIP; it is written as a
+	// comment on the forward line, so that diagnose knows which Service to check.
+	Service string
+}
+
+// serviceComment introduces Upstream.Service on the forward line.
+const serviceComment = "# service "
+
+// ParseUpstream checks a DNS server address, IP or IP:PORT ([IPv6]:PORT), and returns it as
+// IP:PORT (port 53 when none is given).
+func ParseUpstream(s string) (string, error) {
+	host, port := s, "53"
+	if h, p, err := net.SplitHostPort(s); err == nil {
+		host, port = h, p
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || ip.Zone() != "" {
+		return "", fmt.Errorf("%q is not an IP address or IP:PORT (CoreDNS's forward takes no host names)", s)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return "", fmt.Errorf("%q: port %q is not a number from 1 to 65535", s, port)
+	}
+	return net.JoinHostPort(ip.Unmap().String(), port), nil
+}
+
+// Apply returns the Corefile with our block for domain, forwarding to up, replacing ours in place
+// when present and appending it otherwise. It refuses a Corefile it cannot parse, one that serves
+// domain (or a zone under it) outside our block, and one with no kubernetes plugin (not a
+// cluster's CoreDNS; its server block's port is the one our block listens on).
+func Apply(corefile, domain string, up Upstream) (string, error) {
 	domain = strings.ToLower(strings.TrimSuffix(domain, "."))
+	addr, err := ParseUpstream(up.Addr)
+	if err != nil {
+		return "", err
+	}
+	up.Addr = addr
 	lines := strings.Split(corefile, "\n")
 	b, e, err := span(lines)
 	if err != nil {
@@ -95,12 +127,9 @@ func Apply(corefile, domain string) (string, error) {
 		}
 	}
 	if host == nil {
-		return "", fmt.Errorf("no server block uses the kubernetes plugin, which the clusterset names are answered from")
+		return "", fmt.Errorf("no server block uses the kubernetes plugin: this is not a cluster's Corefile")
 	}
-	block, err := Block(domain, *host)
-	if err != nil {
-		return "", err
-	}
+	block := Block(domain, host.Port(), up)
 	if b >= 0 {
 		out := append(append(append([]string{}, lines[:b]...), strings.Split(strings.TrimSuffix(block, "\n"), "\n")...), lines[e+1:]...)
 		return strings.Join(out, "\n"), nil
@@ -111,45 +140,46 @@ func Apply(corefile, domain string) (string, error) {
 	return rest + block, nil
 }
 
-// Block renders our server block for domain, answering from the cluster domain that host's
-// kubernetes plugin serves, on host's port:
-//   - NAME.NS.svc.DOMAIN and _PORT._PROTO.NAME.NS.svc.DOMAIN are rewritten to derived-NAME in the
-//     cluster domain, where the derived Service and its EndpointSlices answer A/AAAA (ClusterSetIP:
-//     the Service's IPs, which are the ServiceImport's; Headless: the ready endpoints) and SRV;
-//   - answer names, and the SRV target of a ClusterSetIP service, are mapped back to DOMAIN;
-//     Headless SRV targets stay the per-endpoint names of the cluster domain, which resolve;
-//   - every other name in DOMAIN is NXDOMAIN (template), never a local Service of the same name.
-func Block(domain string, host Server) (string, error) {
-	k := host.Find("kubernetes")
-	zone := ""
-	if len(k.Args) > 0 {
-		zone = zoneOf(k.Args[0])
-	} else if z := host.Zones(); len(z) > 0 {
-		zone = z[0]
-	}
-	if zone == "" || zone == "." {
-		return "", fmt.Errorf("the kubernetes plugin serves no cluster domain")
-	}
-	d, c := regexp.QuoteMeta(domain), regexp.QuoteMeta(zone)
+// Block renders our server block: the zone, on the port of the cluster's own block, forwarded to
+// the member's DNS server. cache 5 matches the DNS server's TTL, so a change shows within seconds.
+// No other plugin answers there: a local Service never answers a clusterset name.
+func Block(domain, port string, up Upstream) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s (written by kubectl mcs init --dns; init --dns=false removes it)\n", BeginMarker)
-	fmt.Fprintf(&sb, "%s:%s {\n", domain, host.Port())
-	sb.WriteString("    errors\n")
-	sb.WriteString("    rewrite stop {\n")
-	fmt.Fprintf(&sb, "        name regex ^(_[^.]+\\._[^.]+\\.)?([^.]+)\\.([^.]+)\\.svc\\.%s\\.$ {1}%s{2}.{3}.svc.%s.\n", d, derivedPrefix, zone)
-	fmt.Fprintf(&sb, "        answer name ^(_[^.]+\\._[^.]+\\.)?%s([^.]+)\\.([^.]+)\\.svc\\.%s\\.$ {1}{2}.{3}.svc.%s.\n", derivedPrefix, c, domain)
-	fmt.Fprintf(&sb, "        answer value ^%s([^.]+)\\.([^.]+)\\.svc\\.%s\\.$ {1}.{2}.svc.%s.\n", derivedPrefix, c, domain)
-	sb.WriteString("    }\n")
-	fmt.Fprintf(&sb, "    template ANY ANY %s {\n        rcode NXDOMAIN\n    }\n", domain)
-	fmt.Fprintf(&sb, "    kubernetes %s {\n", zone)
-	for _, o := range k.Options {
-		if connectionOptions[o[0]] {
-			fmt.Fprintf(&sb, "        %s\n", strings.Join(o, " "))
-		}
+	fmt.Fprintf(&sb, "%s:%s {\n", domain, port)
+	sb.WriteString("    errors\n    cache 5\n")
+	fmt.Fprintf(&sb, "    forward . %s", up.Addr)
+	if up.Service != "" {
+		sb.WriteString(" " + serviceComment + up.Service)
 	}
-	sb.WriteString("        ttl 5\n    }\n}\n")
-	sb.WriteString(EndMarker + "\n")
-	return sb.String(), nil
+	sb.WriteString("\n}\n" + EndMarker + "\n")
+	return sb.String()
+}
+
+// Forward reads where our block forwards the zone. A Corefile without our block, or a block
+// without a forward (written by a kubectl-mcs before the DNS server), is an error.
+func Forward(corefile string) (Upstream, error) {
+	lines := strings.Split(corefile, "\n")
+	b, e, err := span(lines)
+	if err != nil {
+		return Upstream{}, err
+	}
+	if b < 0 {
+		return Upstream{}, fmt.Errorf("no %q block", BeginMarker)
+	}
+	for _, l := range lines[b+1 : e] {
+		code, comment, _ := strings.Cut(l, "#")
+		f := strings.Fields(code)
+		if len(f) < 3 || f[0] != "forward" {
+			continue
+		}
+		up := Upstream{Addr: f[2]}
+		if svc, ok := strings.CutPrefix("#"+comment, serviceComment); ok {
+			up.Service = strings.TrimSpace(svc)
+		}
+		return up, nil
+	}
+	return Upstream{}, fmt.Errorf("the kubectl-mcs block forwards the zone nowhere (no forward line)")
 }
 
 // Name is the clusterset DNS name of a service.

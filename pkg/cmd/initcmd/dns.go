@@ -3,6 +3,7 @@ package initcmd
 import (
 	"context"
 	"fmt"
+	"net"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,7 +17,9 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
 // corefileKey is where kubeadm, kops and the CoreDNS chart keep the Corefile.
@@ -29,6 +32,9 @@ type DNSFlags struct {
 	Enable    bool
 	Domain    string
 	ConfigMap string
+	// Server is --dns-server: the one DNS server address every member's CoreDNS forwards to;
+	// empty: each member's kubectl-mcs-dns Service.
+	Server string
 
 	set       bool // --dns was given: true adds our block, false removes it
 	namespace string
@@ -37,9 +43,10 @@ type DNSFlags struct {
 
 // AddFlags registers --dns, --dns-domain and --dns-configmap.
 func (f *DNSFlags) AddFlags(cmd *cobra.Command) {
-	cmd.Flags().BoolVar(&f.Enable, "dns", false, "Configure each member's CoreDNS to answer NAME.NS.svc.<dns-domain> from the derived Services (false: remove exactly that configuration).")
+	cmd.Flags().BoolVar(&f.Enable, "dns", false, "Configure each member's CoreDNS to forward the clusterset zone (<dns-domain>) to the member's DNS server, kubectl mcs dns-server (false: remove exactly that configuration).")
 	cmd.Flags().StringVar(&f.Domain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone --dns serves.")
 	cmd.Flags().StringVar(&f.ConfigMap, "dns-configmap", "kube-system/coredns", "NAMESPACE/NAME of the ConfigMap holding CoreDNS's Corefile.")
+	cmd.Flags().StringVar(&f.Server, "dns-server", "", "IP[:PORT] (default port 53) of the DNS server every member's CoreDNS forwards the zone to, e.g. 127.0.0.1:5353 where it runs beside CoreDNS (default: in each member, the ClusterIP of service "+names.SystemNamespace+"/"+names.DNSServerName+").")
 }
 
 // Complete records whether --dns was given.
@@ -50,12 +57,22 @@ func (f *DNSFlags) Complete(cmd *cobra.Command) {
 // Validate checks the DNS flags.
 func (f *DNSFlags) Validate(cmd *cobra.Command) error {
 	if !f.set {
-		for _, n := range []string{"dns-domain", "dns-configmap"} {
+		for _, n := range []string{"dns-domain", "dns-configmap", "dns-server"} {
 			if cmd.Flags().Changed(n) {
 				return fmt.Errorf("--%s goes with --dns", n)
 			}
 		}
 		return nil
+	}
+	if f.Server != "" {
+		if !f.Enable {
+			return fmt.Errorf("--dns-server goes with --dns, not --dns=false")
+		}
+		addr, err := dns.ParseUpstream(f.Server)
+		if err != nil {
+			return fmt.Errorf("--dns-server: %w", err)
+		}
+		f.Server = addr
 	}
 	f.Domain = strings.ToLower(strings.TrimSuffix(f.Domain, "."))
 	if errs := validation.IsDNS1123Subdomain(f.Domain); len(errs) > 0 {
@@ -96,7 +113,13 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 		}
 		var next string
 		if o.DNS.Enable {
-			next, err = dns.Apply(cur, o.DNS.Domain)
+			up := dns.Upstream{Addr: o.DNS.Server}
+			if up.Addr == "" {
+				if up, err = dnsService(ctx, m); err != nil {
+					return nil, err
+				}
+			}
+			next, err = dns.Apply(cur, o.DNS.Domain, up)
 		} else {
 			next, err = dns.Remove(cur)
 		}
@@ -111,14 +134,30 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 	return edits, nil
 }
 
-// runDNS writes the planned Corefiles. The ConfigMap is not ours, so it is updated, not applied:
-// only our marked block changes, and the write carries the resourceVersion read, so a concurrent
-// edit fails it instead of being overwritten.
-func (o *Options) runDNS(ctx context.Context) error {
-	edits, err := o.planDNS(ctx)
-	if err != nil {
-		return err
+// dnsService is the address of member m's DNS server: the ClusterIP of the Service that
+// `dns-server --print-manifests` creates, port 53.
+func dnsService(ctx context.Context, m *clusterset.Member) (dns.Upstream, error) {
+	ref := fmt.Sprintf("cluster %q: service %s/%s", m.ID, names.SystemNamespace, names.DNSServerName)
+	fix := fmt.Sprintf("run the DNS server there (kubectl mcs dns-server --print-manifests --context %s | kubectl --context %s apply -f -) or pass --dns-server=IP[:PORT]", m.Context, m.Context)
+	svc, err := m.Client.CoreV1().Services(names.SystemNamespace).Get(ctx, names.DNSServerName, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return dns.Upstream{}, fmt.Errorf("%s not found: --dns forwards the clusterset zone to it; %s", ref, fix)
 	}
+	if err != nil {
+		return dns.Upstream{}, fmt.Errorf("%s: %w", ref, err)
+	}
+	ip := svc.Spec.ClusterIP
+	if ip == "" || ip == corev1.ClusterIPNone {
+		return dns.Upstream{}, fmt.Errorf("%s has no cluster IP for CoreDNS to forward to; %s", ref, fix)
+	}
+	return dns.Upstream{Addr: net.JoinHostPort(ip, "53"), Service: names.SystemNamespace + "/" + names.DNSServerName}, nil
+}
+
+// runDNS writes the Corefiles planDNS computed. The ConfigMap is not ours, so it is updated, not
+// applied: only our marked block changes, and the write carries the resourceVersion read, so a
+// concurrent edit fails it instead of being overwritten.
+func (o *Options) runDNS(ctx context.Context, edits []dnsEdit) error {
+	var err error
 	var done, same []apply.Item
 	for _, e := range edits {
 		res := e.cm

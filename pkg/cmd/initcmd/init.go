@@ -33,8 +33,15 @@ var (
 		every command then takes the member's ID from there.
 
 		--dns adds one server block, between kubectl-mcs marker comments, to each member's CoreDNS
-		Corefile so that NAME.NS.svc.clusterset.local resolves from the derived Services that sync
-		writes; --dns=false removes exactly that block.`)
+		Corefile: CoreDNS forwards the clusterset zone (clusterset.local) to the member's own DNS
+		server, kubectl mcs dns-server, which answers NAME.NS.svc.clusterset.local, its SRV records
+		and the per-endpoint names HOSTNAME.CLUSTERID.NAME.NS.svc.clusterset.local from the member's
+		ServiceImports and the EndpointSlices sync writes there. The DNS server runs in each member
+		as the Deployment and Service that "kubectl mcs dns-server --print-manifests" generates;
+		--dns forwards to that Service's ClusterIP (port 53), read in each member, and fails before
+		writing anything where the Service does not exist. --dns-server=IP[:PORT] names one address
+		for every member instead (a DNS server beside CoreDNS: 127.0.0.1:5353). Nothing is added to
+		CoreDNS itself: a stock CoreDNS forwards. --dns=false removes exactly that block.`)
 	example = templates.Examples(`
 		# Install the CRDs into three clusters
 		kubectl mcs init --contexts=member1,member2,member3
@@ -42,8 +49,12 @@ var (
 		# Show what would be installed
 		kubectl mcs init --contexts=member1 --dry-run=client -o yaml
 
-		# Name the clusterset and its members' IDs, and serve clusterset.local names
-		kubectl mcs init --contexts=ctx-east=east,ctx-west=west --clusterset=prod --dns`)
+		# Name the clusterset and its members' IDs, and serve clusterset.local names from each
+		# member's DNS server (applied first: kubectl mcs dns-server --print-manifests)
+		kubectl mcs init --contexts=ctx-east=east,ctx-west=west --clusterset=prod --dns
+
+		# Forward clusterset.local to a DNS server on the CoreDNS nodes' loopback
+		kubectl mcs init --contexts=member1,member2 --dns --dns-server=127.0.0.1:5353`)
 )
 
 // Options holds init's flags and state.
@@ -110,8 +121,16 @@ func (o *Options) Validate() error {
 	return clusterset.FirstError(o.members)
 }
 
-// Run applies the CRDs to every member.
+// Run applies the CRDs to every member, then writes the ClusterProperties and the Corefiles; the
+// Corefiles are read and checked in every member before anything is written.
 func (o *Options) Run(ctx context.Context) error {
+	var edits []dnsEdit
+	if o.DNS.set {
+		var err error
+		if edits, err = o.planDNS(ctx); err != nil {
+			return err
+		}
+	}
 	crds, err := mcsapi.CRDs()
 	if err != nil {
 		return err
@@ -156,7 +175,7 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 	}
 	if o.DNS.set {
-		return o.runDNS(ctx)
+		return o.runDNS(ctx, edits)
 	}
 	return nil
 }
