@@ -23,8 +23,10 @@ cache_lock "$CACHE/.testbed-build.lock" testbed-build
 
 # Kubernetes components: k8s.io/kubernetes replaces its staging modules with local paths, which a
 # dependent module cannot follow, so every one of them is replaced by its published tag.
+# TESTBED_NODE_BINARIES=1 (node.sh build) adds the real nodes' kubelet and kube-proxy.
 build_k8s() {
   local want=(kube-apiserver kube-controller-manager kube-scheduler) missing=()
+  [ "${TESTBED_NODE_BINARIES:-}" = 1 ] && want+=(kubelet kube-proxy)
   for b in "${want[@]}"; do [ -x "$BIN/$b" ] || missing+=("$b"); done
   [ ${#missing[@]} -eq 0 ] && return
   local staging_version="v0${K8S_VERSION#v1}"
@@ -39,24 +41,24 @@ build_k8s() {
      [ -f "$gomod" ] || { log "cannot fetch k8s.io/kubernetes@$K8S_VERSION"; exit 1; }
      grep -oE '^\s*k8s\.io/[a-z0-9-]+ => \./staging' "$gomod" | awk '{print $1}' | sort -u |
        while read -r m; do go mod edit -replace "$m=$m@$staging_version"; done
-     go mod edit -require "k8s.io/kubernetes@$K8S_VERSION"
-     cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-)
-GO
-     go mod tidy -e >/dev/null 2>&1 || true
-     go mod download)
+     go mod edit -require "k8s.io/kubernetes@$K8S_VERSION")
   fi
+  # Every command ever wanted stays in tools.go, so that one tidy module serves them all.
+  local tools="$mod/tools.go" b
+  for b in "${want[@]}"; do
+    grep -q "cmd/$b\"" "$tools" 2>/dev/null && continue
+    { echo '//go:build tools'; echo; echo 'package tools'; echo; echo 'import ('
+      for c in "${want[@]}"; do echo "	_ \"k8s.io/kubernetes/cmd/$c\""; done
+      echo ')'; } > "$tools"
+    (cd "$mod" && { go mod tidy -e >/dev/null 2>&1 || true; } && go mod download)
+    break
+  done
+  # The version stamp: without it kubelet registers its node as v0.0.0-master.
+  local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
+  local ldflags="-s -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
   for b in "${missing[@]}"; do
     log "building $b $K8S_VERSION"
-    (cd "$mod" && go build -tags tools -ldflags=-s -o "$BIN/$b.tmp.$$" "k8s.io/kubernetes/cmd/$b") && mv "$BIN/$b.tmp.$$" "$BIN/$b"
+    (cd "$mod" && go build -tags tools -ldflags="$ldflags" -o "$BIN/$b.tmp.$$" "k8s.io/kubernetes/cmd/$b") && mv "$BIN/$b.tmp.$$" "$BIN/$b"
   done
 }
 
