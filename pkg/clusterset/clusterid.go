@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -17,6 +18,32 @@ const (
 	IDFromFlag     = "flag"            // CTX=ID in --contexts or KUBECTL_MCS_CONTEXTS
 	IDFromContext  = "context"         // the context name
 )
+
+// idRule is RFC 1123's label rule in words: validation's own message carries its regex, 300
+// characters that say less to a user than this.
+const idRule = "at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit"
+
+// ValidID says whether id can be a cluster ID: an RFC 1123 label (KEP-2149).
+func ValidID(id string) bool { return len(validation.IsDNS1123Label(id)) == 0 }
+
+// SuggestID turns a context name that is no cluster ID ("Member1", "arn:aws:eks:...:cluster/prod")
+// into one to offer with CTX=ID: lower case, every other character '-', at most 63.
+func SuggestID(ctx string) string {
+	b := []byte(strings.ToLower(ctx))
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			b[i] = '-'
+		}
+	}
+	id := strings.Trim(string(b), "-")
+	if len(id) > validation.DNS1123LabelMaxLength {
+		id = strings.TrimRight(id[:validation.DNS1123LabelMaxLength], "-")
+	}
+	if id == "" {
+		return "ID"
+	}
+	return id
+}
 
 // readClusterID takes the member's ID from its cluster.clusterset.k8s.io ClusterProperty when it
 // has one (the SIG-Multicluster standard). An explicit CTX=ID that disagrees is an error.
@@ -35,8 +62,8 @@ func (m *Member) AdoptID(id string) error {
 	if id == "" {
 		return nil
 	}
-	if errs := validation.IsDNS1123Label(id); len(errs) > 0 {
-		return &IDError{fmt.Errorf("clusterproperty/%s: %q is not a valid cluster ID: %s", about.ClusterIDProperty, id, errs[0])}
+	if !ValidID(id) {
+		return &IDError{fmt.Errorf("clusterproperty/%s: %q is not a valid cluster ID (%s)", about.ClusterIDProperty, id, idRule)}
 	}
 	if m.IDSource == IDFromFlag && id != m.ID {
 		return &IDError{fmt.Errorf("--contexts names it %q but its clusterproperty/%s says %q", m.ID, about.ClusterIDProperty, id)}

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/dynamic"
@@ -51,7 +50,7 @@ type Flags struct {
 
 // AddFlags registers --contexts.
 func (f *Flags) AddFlags(fs *pflag.FlagSet) {
-	fs.StringVar(&f.Contexts, "contexts", "", "Comma-separated kubeconfig contexts forming the clusterset, each optionally CTX=ID to set its cluster ID (default: $"+EnvContexts+")")
+	fs.StringVar(&f.Contexts, "contexts", "", "Comma-separated kubeconfig contexts forming the clusterset, each optionally CTX=ID to set its cluster ID (default: $"+EnvContexts+"; without either, --context alone is a clusterset of one)")
 }
 
 // ParseContexts parses "CTX[=ID],..." into refs. A missing ID is the context name, which must
@@ -73,11 +72,11 @@ func ParseContexts(s string) ([]Ref, error) {
 		if !hasID {
 			id, source = ctx, IDFromContext
 		}
-		if errs := validation.IsDNS1123Label(id); len(errs) > 0 {
+		if !ValidID(id) {
 			if hasID {
-				return nil, fmt.Errorf("context %q: cluster ID %q is not a valid RFC 1123 label: %s", ctx, id, errs[0])
+				return nil, fmt.Errorf("context %q: cluster ID %q is not a valid RFC 1123 label (%s)", ctx, id, idRule)
 			}
-			return nil, fmt.Errorf("context %q: its name is not a valid cluster ID (RFC 1123 label: %s); name one with --contexts=%s=ID", ctx, errs[0], ctx)
+			return nil, fmt.Errorf("context %q is not a valid cluster ID (RFC 1123 label); give one with --contexts %s=%s", ctx, ctx, SuggestID(ctx))
 		}
 		if seenCtx[ctx] {
 			return nil, fmt.Errorf("--contexts: context %q is listed twice", ctx)
@@ -114,17 +113,31 @@ type Loader struct {
 
 // Refs returns the clusterset's members. forWrite commands never fall back to "every context":
 // they ask the user to name the clusters.
+//
+// --context alone (no --contexts, no $KUBECTL_MCS_CONTEXTS) is a clusterset of that one
+// cluster, as kubectl reads --context: the cluster to act on.
 func (l *Loader) Refs(forWrite bool) ([]Ref, error) {
-	raw, err := l.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
+	raw, err := RawConfig(l.ConfigFlags)
 	if err != nil {
-		return nil, fmt.Errorf("loading kubeconfig: %w", err)
+		return nil, err
 	}
 	spec := l.Flags.Contexts
 	if spec == "" {
 		spec = os.Getenv(EnvContexts)
 	}
+	if spec == "" {
+		spec = flagContext(l.ConfigFlags)
+	}
 	var refs []Ref
 	if spec != "" {
+		// A context missing from the kubeconfig is said as such, before its name is judged as an ID.
+		for _, part := range strings.Split(spec, ",") {
+			ctx, _, _ := strings.Cut(part, "=")
+			ctx = strings.TrimSpace(ctx)
+			if _, ok := raw.Contexts[ctx]; !ok && ctx != "" {
+				return nil, notFound(ctx)
+			}
+		}
 		if refs, err = ParseContexts(spec); err != nil {
 			return nil, err
 		}
@@ -143,11 +156,6 @@ func (l *Loader) Refs(forWrite bool) ([]Ref, error) {
 	}
 	if len(refs) == 0 {
 		return nil, fmt.Errorf("the clusterset is empty: pass --contexts=CTX1,CTX2 or set %s", EnvContexts)
-	}
-	for _, r := range refs {
-		if _, ok := raw.Contexts[r.Context]; !ok {
-			return nil, fmt.Errorf("context %q: not found in kubeconfig", r.Context)
-		}
 	}
 	return refs, nil
 }

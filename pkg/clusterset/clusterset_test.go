@@ -20,7 +20,7 @@ func TestParseContexts(t *testing.T) {
 		{in: " a=east , b=west ", want: []Ref{{"a", "east", IDFromFlag}, {"b", "west", IDFromFlag}}},
 		{in: "kind-member1=member1", want: []Ref{{"kind-member1", "member1", IDFromFlag}}},
 		{in: "", want: nil},
-		{in: "Admin@Prod", wantErr: `context "Admin@Prod": its name is not a valid cluster ID`},
+		{in: "Admin@Prod", wantErr: `context "Admin@Prod" is not a valid cluster ID (RFC 1123 label); give one with --contexts Admin@Prod=admin-prod`},
 		{in: "ctx=Bad_ID", wantErr: `context "ctx": cluster ID "Bad_ID" is not a valid RFC 1123 label`},
 		{in: "a,a", wantErr: `context "a" is listed twice`},
 		{in: "a=x,b=x", wantErr: `contexts "a" and "b" both have cluster ID "x"`},

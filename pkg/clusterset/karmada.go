@@ -20,12 +20,18 @@ func (f *KarmadaFlags) AddFlags(fs *pflag.FlagSet, usage string) {
 	fs.StringVar(&f.Context, "karmada-context", "", "Same as --karmada --context=CTX (karmadactl's flag)")
 }
 
-// Complete turns --karmada-context=CTX into --karmada --context=CTX.
-func (f *KarmadaFlags) Complete(cf *genericclioptions.ConfigFlags) {
+// Complete turns --karmada-context=CTX into --karmada --context=CTX, and reads the kubeconfig as
+// the clusterset commands do (RawConfig), so that a control plane missing from it is said so.
+func (f *KarmadaFlags) Complete(cf *genericclioptions.ConfigFlags) error {
 	if f.Context != "" {
 		f.Enabled = true
 		cf.Context = &f.Context
 	}
+	if !f.Enabled {
+		return nil
+	}
+	_, err := RawConfig(cf)
+	return err
 }
 
 // ControlPlaneName is how output and errors name the control plane: its context (the current

@@ -40,7 +40,9 @@ func TestKarmadaFlagsAndControlPlaneName(t *testing.T) {
 		if err := fs.Parse(tc.args); err != nil {
 			t.Fatal(err)
 		}
-		f.Complete(cf)
+		if err := f.Complete(cf); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
 		if f.Enabled != tc.enabled || ControlPlaneName(cf) != tc.want {
 			t.Errorf("%s: enabled %v, name %q; want %v, %q", tc.name, f.Enabled, ControlPlaneName(cf), tc.enabled, tc.want)
 		}

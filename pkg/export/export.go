@@ -81,7 +81,9 @@ func (f *TargetFlags) ToTarget(cf *genericclioptions.ConfigFlags, service string
 	default:
 		return Target{}, fmt.Errorf("--mcs-api-version %q: must be v1beta1 or v1alpha1", f.MCSAPIVersion)
 	}
-	f.Karmada.Complete(cf)
+	if err := f.Karmada.Complete(cf); err != nil {
+		return Target{}, err
+	}
 	ns, _, err := cf.ToRawKubeConfigLoader().Namespace()
 	if err != nil {
 		return Target{}, err

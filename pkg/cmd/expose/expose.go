@@ -23,7 +23,8 @@ var (
 
 		Directly (the default), a ServiceExport is written in each cluster of --contexts where the
 		Service exists, or in exactly the --providers. An MCS controller (kubectl mcs sync, or any
-		other) then imports it everywhere.
+		other) then imports it everywhere. The clusterset is --contexts, else
+		$KUBECTL_MCS_CONTEXTS, else the --context cluster alone; it is never guessed.
 
 		With --karmada, the --context cluster is a Karmada control plane: a MultiClusterService is
 		written (--api=multiclusterservice), or the ServiceExport + ServiceImport and the

@@ -44,6 +44,9 @@ var (
 		ServiceExport's conditions. Clusters that cannot be read, or have no mcs-api CRDs, are
 		shown as such and warned about; the rest is still shown.
 
+		The clusterset is --contexts, else $KUBECTL_MCS_CONTEXTS, else the --context cluster alone,
+		else every context of the kubeconfig.
+
 		With --karmada, the --context cluster is a Karmada control plane: its MultiClusterServices
 		(with their ServiceApplied and EndpointSliceDispatched conditions), ServiceExports and
 		ServiceImports, and the PropagationPolicies that place them.
@@ -127,7 +130,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	if len(args) == 1 {
 		o.Service = args[0]
 	}
-	o.Karmada.Complete(o.ConfigFlags)
+	if err := o.Karmada.Complete(o.ConfigFlags); err != nil {
+		return err
+	}
 	if !o.AllNamespaces {
 		ns, _, err := o.ConfigFlags.ToRawKubeConfigLoader().Namespace()
 		if err != nil {
@@ -268,11 +273,7 @@ func (o *Options) filter(l *status.MultiClusterServiceStatusList) error {
 		l.Items = l.Items[:0]
 		return nil
 	}
-	ids := make([]string, 0, len(l.Clusters))
-	for _, c := range l.Clusters {
-		ids = append(ids, c.Name)
-	}
-	return fmt.Errorf("service %s/%s is neither exported nor imported in any cluster that could be read (%s)", o.namespace, o.Service, strings.Join(ids, ", "))
+	return status.NotFound(o.namespace, o.Service, l.Clusters)
 }
 
 // print writes the list as a table, a description (one SERVICE) or through -o's printer.

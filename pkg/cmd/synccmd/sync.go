@@ -49,6 +49,9 @@ var (
 		--unreachable-timeout passes for a member read before. Members are retried with backoff and
 		join when they come back; everything the readable members decide alone goes ahead.
 
+		The clusterset is --contexts, else $KUBECTL_MCS_CONTEXTS, else the --context cluster alone;
+		it is never guessed. With --print-manifests, --context names the host cluster.
+
 		Without --watch it makes one pass and prints what it changed; with --watch it keeps the
 		clusterset in sync until interrupted. It never changes an object it did not create.`)
 	example = templates.Examples(`

@@ -18,7 +18,8 @@ var (
 	long = templates.LongDesc(`
 		Remove what kubectl mcs expose created for a Service, and nothing else: only objects that
 		carry the label app.kubernetes.io/managed-by=kubectl-mcs are deleted; others of the same
-		name are reported and left alone.`)
+		name are reported and left alone. The clusterset is --contexts, else $KUBECTL_MCS_CONTEXTS,
+		else the --context cluster alone; it is never guessed.`)
 	example = templates.Examples(`
 		# Stop exporting demo/serve from every cluster
 		kubectl mcs unexpose serve -n demo --contexts=member1,member2,member3
