@@ -240,3 +240,20 @@ func TestManagedFieldsOfSyncDoNotCountAsChanges(t *testing.T) {
 		t.Errorf("%s", failed(r))
 	}
 }
+
+// A SERVICE that no member holds is Missing, whatever else passes; the one asked for is not.
+func TestMissingService(t *testing.T) {
+	s := healthy()
+	s.Service = "nosuch"
+	if r := Run(s); !r.Missing || r.Summary.Failed != 0 {
+		t.Errorf("diagnose nosuch: missing %v, %+v", r.Missing, r.Summary)
+	}
+	s.Service = "serve"
+	if r := Run(s); r.Missing {
+		t.Error("diagnose serve: missing")
+	}
+	s.Service = ""
+	if r := Run(s); r.Missing {
+		t.Error("diagnose (every service): missing")
+	}
+}

@@ -31,7 +31,9 @@ func Run(s *Snapshot) *Report {
 	results = append(results, checkExports(s, svcs, objs)...)
 	results = append(results, checkImports(s, svcs, objs)...)
 	results = append(results, checkKarmadaPlacement(s, objs)...)
-	return NewReport(l.Clusters, results)
+	r := NewReport(l.Clusters, results)
+	r.Missing = s.Service != "" && len(svcs) == 0
+	return r
 }
 
 // NewReport sorts the results and counts them.

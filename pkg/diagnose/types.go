@@ -85,6 +85,9 @@ type Report struct {
 	Summary  Summary              `json:"summary"`
 	// Results are sorted by check (in Order), cluster, object.
 	Results []Result `json:"results"`
+	// Missing: a SERVICE was asked for and no member read exports or imports it. Its checks then
+	// pass vacuously; the command fails instead, naming it.
+	Missing bool `json:"-"`
 }
 
 // SplitItems lets -o json marshal the results on every CPU (printers.Items).

@@ -22,6 +22,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/diagnose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
 var (
@@ -39,6 +40,10 @@ var (
 		source cluster holding only endpoints the source still has, no copy from outside the
 		clusterset. With --karmada-context: the control plane's MultiClusterServices,
 		ServiceExports and ServiceImports, and what Karmada placed in the members.
+
+		The clusterset is --contexts, else $KUBECTL_MCS_CONTEXTS, else the --context cluster alone,
+		else every context of the kubeconfig. A SERVICE that no member exports or imports is an
+		error, as in kubectl mcs status SERVICE.
 
 		One section per check; on a terminal each line is marked ✔ (ok), ✖ (failed) or !
 		(warning). Exit status 1 when a check failed; warnings do not fail. -o json|yaml print a
@@ -131,6 +136,9 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 		return err
 	}
 	if o.KarmadaContext != "" {
+		if err := clusterset.HasContext(o.ConfigFlags, o.KarmadaContext); err != nil {
+			return err
+		}
 		// The control plane is checked as such, not as a member.
 		kept := refs[:0]
 		for _, r := range refs {
@@ -170,22 +178,43 @@ func (o *Options) Run(ctx context.Context) error {
 	for {
 		rep = o.once(ctx)
 		left := time.Until(deadline)
-		if rep.Summary.Failed == 0 || left <= 0 || ctx.Err() != nil {
+		if (rep.Summary.Failed == 0 && !rep.Missing) || left <= 0 || ctx.Err() != nil {
 			break
 		}
-		fmt.Fprintf(o.ErrOut, "%d check(s) failing (%s); checking again (--wait: %s left)\n", rep.Summary.Failed, firstFailures(rep, 3), left.Round(time.Second))
+		fmt.Fprintf(o.ErrOut, "%s; checking again (--wait: %s left)\n", o.failing(rep), left.Round(time.Second))
 		select {
 		case <-ctx.Done():
 		case <-time.After(min(retryEvery, left)):
 		}
 	}
+	return o.finish(rep)
+}
+
+// finish prints the report and says how the run ended. A SERVICE that no member holds fails as
+// status SERVICE does, in one line naming it; the report is printed too only when a check failed
+// (an unreachable member may be why).
+func (o *Options) finish(rep *diagnose.Report) error {
+	if rep.Missing && rep.Summary.Failed == 0 {
+		return status.NotFound(o.namespace, o.Service, rep.Clusters)
+	}
 	if err := o.print(rep); err != nil {
 		return err
+	}
+	if rep.Missing {
+		return status.NotFound(o.namespace, o.Service, rep.Clusters)
 	}
 	if rep.Summary.Failed > 0 {
 		return fmt.Errorf("%d of %d checks failed", rep.Summary.Failed, len(rep.Results))
 	}
 	return nil
+}
+
+// failing says, with --wait, why the run goes on.
+func (o *Options) failing(rep *diagnose.Report) string {
+	if rep.Summary.Failed == 0 {
+		return fmt.Sprintf("service %s/%s not found", o.namespace, o.Service)
+	}
+	return fmt.Sprintf("%d check(s) failing (%s)", rep.Summary.Failed, firstFailures(rep, 3))
 }
 
 // once connects (members that were down may be back), reads and checks.
