@@ -27,13 +27,20 @@ var long = templates.LongDesc(`
 	ServiceImport) and Karmada's MultiClusterService and PropagationPolicy for you, and can itself
 	act as the MCS controller of a clusterset: a set of kubeconfig contexts named with --contexts.`)
 
+var example = templates.Examples(`
+	# The first hour: install the CRDs, export demo/serve, import it in every member
+	kubectl mcs init --contexts=member1,member2
+	kubectl mcs expose serve -n demo --contexts=member1,member2
+	kubectl mcs sync --contexts=member1,member2`)
+
 // NewCmdMCS returns the root command, `kubectl mcs`.
 func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 	flags := genericclioptions.NewConfigFlags(true).WithDeprecatedPasswordFlag().WithDiscoveryBurst(300).WithDiscoveryQPS(50)
 	cmd := &cobra.Command{
-		Use:   "kubectl-mcs",
-		Short: "Multi-cluster Services (KEP-1645, Karmada) for kubectl",
-		Long:  long,
+		Use:     "kubectl-mcs",
+		Short:   "Multi-cluster Services (KEP-1645, Karmada) for kubectl",
+		Long:    long,
+		Example: example,
 		Annotations: map[string]string{
 			cobra.CommandDisplayNameAnnotation: "kubectl mcs",
 		},
@@ -53,16 +60,19 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 	for _, name := range []string{"v", "vmodule"} {
 		cmd.PersistentFlags().AddGoFlag(klogFlags.Lookup(name))
 	}
+	// Listed in the order of a first hour, not alphabetically.
+	cobra.EnableCommandSorting = false
 	cmd.AddCommand(
 		initcmd.NewCmdInit(flags, streams),
 		expose.NewCmdExpose(flags, streams),
-		unexpose.NewCmdUnexpose(flags, streams),
 		synccmd.NewCmdSync(flags, streams),
 		statuscmd.NewCmdStatus(flags, streams),
 		diagnose.NewCmdDiagnose(flags, streams),
+		unexpose.NewCmdUnexpose(flags, streams),
 		version.NewCmdVersion(streams),
 		completion.NewCmdCompletion(streams),
 	)
 	completion.Register(cmd, flags)
+	usageErrors(cmd)
 	return cmd
 }
