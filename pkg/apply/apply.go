@@ -117,8 +117,13 @@ func CheckOwnership(ctx context.Context, items []Item) error {
 func (f *Flags) Apply(ctx context.Context, out io.Writer, items []Item) error {
 	var printed []printers.Written
 	for _, it := range items {
-		res := it.Object
-		if f.DryRun != cmdutil.DryRunClient {
+		res, op := it.Object, "serverside-applied"
+		if f.DryRun == cmdutil.DryRunClient {
+			var err error
+			if op, err = clientDryRun(ctx, it); err != nil {
+				return err
+			}
+		} else {
 			data, err := json.Marshal(it.Object.Object)
 			if err != nil {
 				return fmt.Errorf("%s: %w", it.Ref(), err)
@@ -135,12 +140,25 @@ func (f *Flags) Apply(ctx context.Context, out io.Writer, items []Item) error {
 		}
 		printed = append(printed, printers.Written{Cluster: it.Cluster, Resource: resourceName(it.GVR), Object: res})
 		if !f.Print.Documents() {
-			if err := f.Print.PrintLine(out, it.written(), f.Operation("serverside-applied")); err != nil {
+			if err := f.Print.PrintLine(out, it.written(), f.Operation(op)); err != nil {
 				return err
 			}
 		}
 	}
 	return f.Print.PrintObjects(out, printed)
+}
+
+// clientDryRun names what an apply would do as kubectl apply --dry-run=client does: created, or
+// configured when the object exists (only one GET: nothing is sent to be applied).
+func clientDryRun(ctx context.Context, it Item) (string, error) {
+	_, err := it.resource().Get(ctx, it.Object.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "created", nil
+	case err != nil:
+		return "", fmt.Errorf("%s: %w", it.Ref(), err)
+	}
+	return "configured", nil
 }
 
 // Delete removes items that exist and carry our label; others are reported and left alone.

@@ -92,27 +92,35 @@ func TestPartitionAndCheckOwnership(t *testing.T) {
 	}
 }
 
+// --dry-run=client says what kubectl apply says, created or configured (dry run): nothing is sent
+// that could say serverside-applied.
 func TestApplyDryRunAndOutput(t *testing.T) {
 	for _, tc := range []struct {
 		dryRun  cmdutil.DryRunStrategy
 		format  string
+		exists  bool
 		patches int
 		dryAll  bool
 		want    string
 	}{
-		{cmdutil.DryRunNone, "", 1, false, "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied -n demo\n"},
-		{cmdutil.DryRunServer, "", 1, true, "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied (server dry run) -n demo\n"},
-		{cmdutil.DryRunClient, "", 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied (dry run) -n demo\n"},
-		{cmdutil.DryRunClient, "name", 0, false, "serviceexport.multicluster.x-k8s.io/serve\n"},
+		{cmdutil.DryRunNone, "", false, 1, false, "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied -n demo\n"},
+		{cmdutil.DryRunServer, "", false, 1, true, "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied (server dry run) -n demo\n"},
+		{cmdutil.DryRunClient, "", false, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve created (dry run) -n demo\n"},
+		{cmdutil.DryRunClient, "", true, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve configured (dry run) -n demo\n"},
+		{cmdutil.DryRunClient, "name", false, 0, false, "serviceexport.multicluster.x-k8s.io/serve\n"},
 	} {
-		c, patches := cluster(t)
+		var held []runtime.Object
+		if tc.exists {
+			held = append(held, export("serve", true))
+		}
+		c, patches := cluster(t, held...)
 		f := &Flags{DryRun: tc.dryRun, FieldManager: "mgr", Print: printers.OutputFlags{Format: tc.format}}
 		var out bytes.Buffer
 		if err := f.Apply(context.Background(), &out, items(c, export("serve", true))); err != nil {
 			t.Fatal(err)
 		}
 		if out.String() != tc.want {
-			t.Errorf("%v -o %q: %q, want %q", tc.dryRun, tc.format, out.String(), tc.want)
+			t.Errorf("%v -o %q (exists: %v): %q, want %q", tc.dryRun, tc.format, tc.exists, out.String(), tc.want)
 		}
 		if len(*patches) != tc.patches {
 			t.Fatalf("%v: %d patches, want %d", tc.dryRun, len(*patches), tc.patches)
