@@ -161,15 +161,17 @@ func clientDryRun(ctx context.Context, it Item) (string, error) {
 	return "configured", nil
 }
 
-// Delete removes items that exist and carry our label; others are reported and left alone.
-func (f *Flags) Delete(ctx context.Context, out, errOut io.Writer, items []Item) error {
+// Delete removes items that exist and carry our label; others are reported and left alone. It
+// returns how many it removed (or, dry, would remove).
+func (f *Flags) Delete(ctx context.Context, out, errOut io.Writer, items []Item) (int, error) {
+	deleted := 0
 	for _, it := range items {
 		cur, err := it.resource().Get(ctx, it.Object.GetName(), metav1.GetOptions{})
 		if apierrors.IsNotFound(err) {
 			continue
 		}
 		if err != nil {
-			return fmt.Errorf("%s: %w", it.Ref(), err)
+			return deleted, fmt.Errorf("%s: %w", it.Ref(), err)
 		}
 		if !names.IsManaged(cur.GetLabels()) {
 			fmt.Fprintf(errOut, "Warning: %s was not created by kubectl-mcs; left alone\n", it.Ref())
@@ -181,14 +183,15 @@ func (f *Flags) Delete(ctx context.Context, out, errOut io.Writer, items []Item)
 				opts.DryRun = []string{metav1.DryRunAll}
 			}
 			if err := it.resource().Delete(ctx, it.Object.GetName(), opts); err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("%s: %w", it.Ref(), err)
+				return deleted, fmt.Errorf("%s: %w", it.Ref(), err)
 			}
 		}
+		deleted++
 		if err := f.Print.PrintLine(out, it.written(), f.Operation("deleted")); err != nil {
-			return err
+			return deleted, err
 		}
 	}
-	return nil
+	return deleted, nil
 }
 
 func (it Item) written() printers.Written {

@@ -176,8 +176,9 @@ func TestDeleteOnlyOurs(t *testing.T) {
 		})
 		f := &Flags{DryRun: tc.dryRun}
 		var out, errOut bytes.Buffer
-		if err := f.Delete(context.Background(), &out, &errOut, items(c, export("ours", true), export("theirs", true), export("absent", true))); err != nil {
-			t.Fatal(err)
+		n, err := f.Delete(context.Background(), &out, &errOut, items(c, export("ours", true), export("theirs", true), export("absent", true)))
+		if err != nil || n != 1 {
+			t.Fatalf("%d deleted, %v; want 1", n, err)
 		}
 		if out.String() != tc.line {
 			t.Errorf("%v: stdout %q, want %q", tc.dryRun, out.String(), tc.line)
@@ -185,7 +186,7 @@ func TestDeleteOnlyOurs(t *testing.T) {
 		if errOut.String() != "Warning: cluster \"member1\": serviceexport.multicluster.x-k8s.io demo/theirs was not created by kubectl-mcs; left alone\n" {
 			t.Errorf("%v: stderr %q", tc.dryRun, errOut.String())
 		}
-		_, err := c.Resource(exports).Namespace("demo").Get(context.Background(), "ours", metav1.GetOptions{})
+		_, err = c.Resource(exports).Namespace("demo").Get(context.Background(), "ours", metav1.GetOptions{})
 		if apierrors.IsNotFound(err) != tc.gone {
 			t.Errorf("%v: ours gone=%v, want %v", tc.dryRun, apierrors.IsNotFound(err), tc.gone)
 		}

@@ -3,6 +3,7 @@ package unexpose
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -79,5 +80,23 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return o.Write.Delete(ctx, o.Out, o.ErrOut, items)
+	n, err := o.Write.Delete(ctx, o.Out, o.ErrOut, items)
+	if err != nil {
+		return err
+	}
+	o.summarize(n)
+	return nil
+}
+
+// summarize says, on stderr (-o name keeps stdout to the objects), that there was nothing to
+// remove, rather than nothing at all; or, after a direct unexpose, that the imports go only when
+// sync runs (Karmada withdraws what it dispatched by itself).
+func (o *Options) summarize(deleted int) {
+	svc := o.Target.Namespace + "/" + o.Target.Service
+	switch {
+	case deleted == 0:
+		fmt.Fprintf(o.ErrOut, "Nothing to remove: no object of kubectl mcs expose for %s was found.\n", svc)
+	case !o.Target.Karmada && o.Write.DryRun == cmdutil.DryRunNone:
+		fmt.Fprintf(o.ErrOut, "The next kubectl mcs sync withdraws what %s's exports imported (at once where sync --watch runs).\n", svc)
+	}
 }
