@@ -20,10 +20,12 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/completion"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
 // fakeCluster serves the two lists completion reads: namespaces, and the Services of one
-// namespace.
+// namespace. A derived-* Service carries the managed-by label sync gives it; an ext* one is
+// ExternalName.
 func fakeCluster(t *testing.T, namespaces []string, services map[string][]string) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -38,7 +40,14 @@ func fakeCluster(t *testing.T, namespaces []string, services map[string][]string
 		case len(parts) == 5 && parts[2] == "namespaces" && parts[4] == "services":
 			l := &corev1.ServiceList{TypeMeta: metav1.TypeMeta{Kind: "ServiceList", APIVersion: "v1"}}
 			for _, n := range services[parts[3]] {
-				l.Items = append(l.Items, corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: parts[3]}})
+				svc := corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: n, Namespace: parts[3]}}
+				if strings.HasPrefix(n, "derived-") {
+					svc.Labels = map[string]string{names.ManagedByLabel: names.ManagedByValue}
+				}
+				if strings.HasPrefix(n, "ext") {
+					svc.Spec.Type = corev1.ServiceTypeExternalName
+				}
+				l.Items = append(l.Items, svc)
 			}
 			obj = l
 		default:
@@ -104,7 +113,7 @@ func expect(t *testing.T, got []string, want ...string) {
 
 func TestCompletion(t *testing.T) {
 	t.Setenv(clusterset.EnvContexts, "")
-	m1 := fakeCluster(t, []string{"default", "demo", "kube-system"}, map[string][]string{"demo": {"serve", "web"}, "other": {"x"}})
+	m1 := fakeCluster(t, []string{"default", "demo", "kube-system"}, map[string][]string{"demo": {"derived-serve", "ext", "serve", "web"}, "other": {"x"}})
 	m2 := fakeCluster(t, []string{"default", "demo2"}, map[string][]string{"demo": {"db", "serve"}})
 	kc := kubeconfig(t, "member1",
 		map[string]string{"member1": m1.URL, "member2": m2.URL, "down": "http://127.0.0.1:1"},
@@ -167,6 +176,7 @@ func TestCompletion(t *testing.T) {
 		got, _ := complete(t, k, "--context=member2", "sync", "--namespace", "de")
 		expect(t, got, "default", "demo2")
 	})
+	// Neither sync's derived Services nor ExternalName ones, which expose refuses, are offered.
 	t.Run("services of the current context and namespace", func(t *testing.T) {
 		got, _ := complete(t, k, "expose", "")
 		expect(t, got, "serve", "web")

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 	"k8s.io/client-go/kubernetes"
@@ -16,6 +17,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
 // Timeout bounds the API requests made to complete a word (namespaces, Services) unless
@@ -33,7 +35,8 @@ const Timeout = 5 * time.Second
 //   - --providers, --consumers: the cluster IDs of --contexts (else the kubeconfig's contexts);
 //   - --dry-run: none, client, server;
 //   - a first argument named SERVICE or [SERVICE] in Use: the Services of the namespace, in every
-//     context of the clusterset (--contexts), or on the --context / Karmada control plane.
+//     context of the clusterset (--contexts), or on the --context / Karmada control plane; not the
+//     derived-* Services sync writes, nor ExternalName ones, which cannot be exported.
 //
 // A command that registered a function of its own for a flag or its arguments keeps it.
 //
@@ -100,8 +103,8 @@ type completer struct {
 	flags *genericclioptions.ConfigFlags
 }
 
-// names returns the keys of m that start with prefix, sorted.
-func names[V any](m map[string]V, prefix string) []string {
+// withPrefix returns the keys of m that start with prefix, sorted.
+func withPrefix[V any](m map[string]V, prefix string) []string {
 	var out []string
 	for name := range m {
 		if strings.HasPrefix(name, prefix) {
@@ -122,7 +125,7 @@ func (c *completer) contexts(prefix string) []string {
 	if err != nil {
 		return nil
 	}
-	return names(raw.Contexts, prefix)
+	return withPrefix(raw.Contexts, prefix)
 }
 
 func (c *completer) cluster(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
@@ -130,7 +133,7 @@ func (c *completer) cluster(cmd *cobra.Command, args []string, toComplete string
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return names(raw.Clusters, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return withPrefix(raw.Clusters, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 func (c *completer) user(cmd *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
@@ -138,7 +141,7 @@ func (c *completer) user(cmd *cobra.Command, args []string, toComplete string) (
 	if err != nil {
 		return nil, cobra.ShellCompDirectiveNoFileComp
 	}
-	return names(raw.AuthInfos, toComplete), cobra.ShellCompDirectiveNoFileComp
+	return withPrefix(raw.AuthInfos, toComplete), cobra.ShellCompDirectiveNoFileComp
 }
 
 // contextList completes a CTX[=ID],... list: the word after the last comma, from the
@@ -252,7 +255,10 @@ func (c *completer) services(cmd *cobra.Command, args []string, toComplete strin
 				}
 				var out []string
 				for _, o := range l.Items {
-					out = append(out, o.Name)
+					// Not sync's derived-* Services, nor ExternalName ones: no command takes them.
+					if !names.IsManaged(o.Labels) && o.Spec.Type != corev1.ServiceTypeExternalName {
+						out = append(out, o.Name)
+					}
 				}
 				return out, nil
 			})
