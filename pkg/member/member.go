@@ -197,7 +197,8 @@ func (m *Member) join(ctx context.Context) bool {
 	m.mu.Lock()
 	m.joined, m.attempted, m.reachable, m.err = true, true, true, nil
 	m.mu.Unlock()
-	klog.InfoS("member joined", "cluster", m.ID, "mcsVersion", m.version)
+	// -v=2: one-shot commands join every member every time; a member that does not is said.
+	klog.V(2).InfoS("member joined", "cluster", m.ID, "mcsVersion", m.version)
 	if m.cfg.Handlers.Health != nil {
 		m.cfg.Handlers.Health()
 	}

@@ -359,7 +359,7 @@ func (o *Options) watch(ctx context.Context) error {
 		r.Start(ctx)
 		r.WaitForSync(ctx, o.SyncTimeout)
 		close(ready)
-		klog.InfoS("caches synced, syncing", "clusters", len(o.members), "namespace", o.namespace)
+		klog.V(2).InfoS("caches synced, syncing", "clusters", len(o.members), "namespace", o.namespace)
 		go o.reportConflicts(ctx, r)
 		r.Run(ctx, o.Workers)
 	}

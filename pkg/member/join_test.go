@@ -1,0 +1,102 @@
+package member
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/funcr"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+)
+
+// fakeAPIServer answers what a joining member asks: /readyz, the mcs-api discovery, and empty
+// lists and watches (a streaming list's closing bookmark included) of the kinds it watches.
+func fakeAPIServer(t *testing.T) *httptest.Server {
+	t.Helper()
+	kinds := map[string]string{"services": "Service", "endpointslices": "EndpointSlice", "namespaces": "Namespace",
+		"serviceexports": "ServiceExport", "serviceimports": "ServiceImport"}
+	done := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		parts := strings.Split(strings.Trim(r.URL.Path, "/"), "/")
+		kind, apiVersion := "", ""
+		if len(parts) >= 3 {
+			kind, apiVersion = kinds[parts[len(parts)-1]], strings.Join(parts[1:len(parts)-1], "/") // api/v1/services: v1
+		}
+		switch {
+		case r.URL.Path == "/readyz":
+			_, _ = w.Write([]byte("ok"))
+		case r.URL.Path == "/apis/multicluster.x-k8s.io/v1beta1":
+			_ = json.NewEncoder(w).Encode(&metav1.APIResourceList{TypeMeta: metav1.TypeMeta{Kind: "APIResourceList", APIVersion: "v1"},
+				GroupVersion: "multicluster.x-k8s.io/v1beta1", APIResources: []metav1.APIResource{
+					{Name: "serviceexports", Namespaced: true, Kind: "ServiceExport", Verbs: []string{"list", "watch"}},
+					{Name: "serviceimports", Namespaced: true, Kind: "ServiceImport", Verbs: []string{"list", "watch"}}}})
+		case kind != "" && r.URL.Query().Get("watch") == "true":
+			if r.URL.Query().Get("sendInitialEvents") == "true" {
+				fmt.Fprintf(w, `{"type":"BOOKMARK","object":{"kind":%q,"apiVersion":%q,"metadata":{"resourceVersion":"1","annotations":{"k8s.io/initial-events-end":"true"}}}}`+"\n", kind, apiVersion)
+			}
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+			case <-done:
+			}
+		case kind != "":
+			fmt.Fprintf(w, `{"kind":"%sList","apiVersion":%q,"metadata":{"resourceVersion":"1"},"items":[]}`, kind, apiVersion)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(func() {
+		close(done)
+		srv.Close()
+	})
+	return srv
+}
+
+// A member that joins says so only at -v=2: one-shot commands wrote "member joined" to stderr
+// every time.
+func TestJoinIsQuietByDefault(t *testing.T) {
+	var mu sync.Mutex
+	var logged []string
+	klog.SetLogger(funcr.New(func(_, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, args)
+	}, funcr.Options{}))
+	defer klog.ClearLogger()
+
+	cfg := &rest.Config{Host: fakeAPIServer(t).URL}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	m := New([]*clusterset.Member{{Ref: clusterset.Ref{Context: "m", ID: "m"}, Config: cfg, Client: cs, Dynamic: dyn, Discovery: cs.Discovery()}}, Config{})[0]
+	go m.Run(ctx)
+	Wait(ctx, []*Member{m}, 10*time.Second)
+	if st := m.State(); !st.Joined {
+		t.Fatalf("not joined: %v", st.Err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(logged) > 0 {
+		t.Errorf("at the default verbosity, a member joining logs:\n%s", strings.Join(logged, "\n"))
+	}
+}
