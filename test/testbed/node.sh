@@ -269,18 +269,22 @@ routes() {
 node_down() {
   local name=$1 d="$NODES/$1" ns="mcs$tag-$1" f c
   [ -d "$d" ] || return 0
-  for f in kubelet kube-proxy nodedns dns-server; do stop "$d/pids/$f"; done
-  # The containers: their processes are in the node's cgroups, the shims record their PIDs.
+  local stops=()
+  for f in kubelet kube-proxy nodedns dns-server; do stop "$d/pids/$f" & stops+=($!); done
+  for f in "${stops[@]}"; do wait "$f" || true; done
+  # The containers, through their containerd: a task deleted there takes its shim with it.
+  if alive "$d/pids/containerd"; then
+    local ctr=(ctr --address "$d/containerd.sock" -n k8s.io) id
+    for id in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks kill -s SIGKILL "$id" >/dev/null 2>&1 || true; done
+    for id in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks delete -f "$id" >/dev/null 2>&1 || true; done
+    for id in $("${ctr[@]}" containers ls -q 2>/dev/null); do "${ctr[@]}" containers delete "$id" >/dev/null 2>&1 || true; done
+  fi
+  stop "$d/pids/containerd"
+  # Anything containerd could not reach is still in the node's cgroups.
   for c in $(cgroup_dirs "$name"); do
     [ -d "$c" ] || continue
     find "$c" -name cgroup.procs -exec cat {} + 2>/dev/null | sort -u | xargs -r kill -KILL 2>/dev/null || true
   done
-  for f in "$d"/containerd/state/io.containerd.runtime.v2.task/*/*/shim.pid; do
-    [ -f "$f" ] || continue
-    local pid; pid=$(cat "$f")
-    grep -q containerd-shim "/proc/$pid/cmdline" 2>/dev/null && kill -KILL "$pid" 2>/dev/null || true
-  done
-  stop "$d/pids/containerd"
   # Pod network namespaces, overlay roots, kubelet volumes: deepest first.
   awk -v d="$d/" 'index($5, d) == 1 {print $5}' /proc/self/mountinfo | sort -r | while read -r m; do
     umount -l "$m" 2>/dev/null || true
