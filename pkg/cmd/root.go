@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/completion"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/diagnose"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/dnsservercmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/statuscmd"
@@ -68,6 +69,7 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		synccmd.NewCmdSync(flags, streams),
 		statuscmd.NewCmdStatus(flags, streams),
 		diagnose.NewCmdDiagnose(flags, streams),
+		dnsservercmd.NewCmdDNSServer(flags, streams),
 		unexpose.NewCmdUnexpose(flags, streams),
 		version.NewCmdVersion(streams),
 		completion.NewCmdCompletion(streams),

@@ -1,7 +1,8 @@
 // Package install generates what runs `kubectl mcs sync --watch` inside a cluster: per member a
 // ServiceAccount with exactly the rights sync uses (pkg/rbac) and a token for it, and in the host
 // cluster a Deployment of two replicas under leader election reading one kubeconfig per member
-// from a Secret. The builders here are pure; run.go writes and prints them.
+// from a Secret. The builders here are pure; run.go writes and prints them. dnsserver.go builds
+// what runs `kubectl mcs dns-server` in a member (`dns-server --print-manifests`).
 package install
 
 import (
@@ -26,7 +27,7 @@ import (
 
 // Names of what is generated, the same in every cluster.
 const (
-	DefaultNamespace  = "kubectl-mcs-system"
+	DefaultNamespace  = names.SystemNamespace
 	Name              = "kubectl-mcs-sync" // ServiceAccount, ClusterRole(Binding), Deployment, PDB
 	TokenSecret       = Name + "-token"
 	KubeconfigSecret  = Name + "-kubeconfigs"
@@ -43,9 +44,11 @@ const (
 // DefaultImage is the image of this very build: the release's tag.
 func DefaultImage() string { return ImageRepository + ":" + version.Version }
 
-// Labels are on everything generated: ours (names.ManagedByLabel) and the app's name.
-func Labels() map[string]string {
-	return map[string]string{names.ManagedByLabel: names.ManagedByValue, appLabel: Name}
+// Labels are on everything generated for sync: ours (names.ManagedByLabel) and the app's name.
+func Labels() map[string]string { return appLabels(Name) }
+
+func appLabels(app string) map[string]string {
+	return map[string]string{names.ManagedByLabel: names.ManagedByValue, appLabel: app}
 }
 
 // Member is one member as the deployed sync knows it: its cluster ID, which is also the context
@@ -166,21 +169,10 @@ func Args(c Config) []string {
 // Deployment runs Replicas of sync --watch, one leading at a time, each member read through its
 // kubeconfig (KUBECONFIG lists them; clientcmd merges the files, whose names never collide).
 func Deployment(c Config) *appsv1.Deployment {
-	replicas := c.Replicas
-	if replicas == 0 {
-		replicas = defaultReplicaNum
-	}
 	paths := make([]string, len(c.Members))
 	for i, m := range c.Members {
 		paths[i] = kubeconfigDir + "/" + KubeconfigKey(m.ID)
 	}
-	f, t := false, true
-	uid := int64(runAsUser)
-	probe := func(path string, delay int32) *corev1.Probe {
-		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("health")}},
-			InitialDelaySeconds: delay, PeriodSeconds: 10}
-	}
-	selector := map[string]string{appLabel: Name}
 	container := corev1.Container{
 		Name:  "sync",
 		Image: c.Image,
@@ -189,30 +181,52 @@ func Deployment(c Config) *appsv1.Deployment {
 			{Name: "HOME", Value: "/tmp"}},
 		Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
 			{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP}},
-		LivenessProbe:  probe("/healthz", 15),
-		ReadinessProbe: probe("/readyz", 5),
 		Resources: corev1.ResourceRequirements{
 			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
 			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
 		},
-		SecurityContext: &corev1.SecurityContext{
-			RunAsNonRoot: &t, RunAsUser: &uid, ReadOnlyRootFilesystem: &t, AllowPrivilegeEscalation: &f,
-			Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
-		},
 		VolumeMounts: []corev1.VolumeMount{{Name: "kubeconfigs", MountPath: kubeconfigDir, ReadOnly: true},
 			{Name: "tmp", MountPath: "/tmp"}},
 	}
+	// Every member, the host included, is reached through its kubeconfig: no token mounted.
+	d := deployment(Name, c.Namespace, c.Replicas, container)
+	d.Spec.Template.Spec.AutomountServiceAccountToken = new(false)
+	d.Spec.Template.Spec.Volumes = []corev1.Volume{
+		{Name: "kubeconfigs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: KubeconfigSecret}}},
+		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
+	}
+	return d
+}
+
+// deployment runs replicas (default two) of container as ServiceAccount app, each on a node of
+// its own where there are several, non-root with a read-only root filesystem, probed on the
+// container's "health" port (/healthz, /readyz).
+func deployment(app, namespace string, replicas int32, container corev1.Container) *appsv1.Deployment {
+	if replicas == 0 {
+		replicas = defaultReplicaNum
+	}
+	f, t := false, true
+	uid := int64(runAsUser)
+	probe := func(path string, delay int32) *corev1.Probe {
+		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("health")}},
+			InitialDelaySeconds: delay, PeriodSeconds: 10}
+	}
+	container.LivenessProbe, container.ReadinessProbe = probe("/healthz", 15), probe("/readyz", 5)
+	container.SecurityContext = &corev1.SecurityContext{
+		RunAsNonRoot: &t, RunAsUser: &uid, ReadOnlyRootFilesystem: &t, AllowPrivilegeEscalation: &f,
+		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},
+	}
+	selector := map[string]string{appLabel: app}
 	return &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
-		ObjectMeta: meta(Name, c.Namespace),
+		ObjectMeta: metav1.ObjectMeta{Name: app, Namespace: namespace, Labels: appLabels(app)},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: &replicas,
 			Selector: &metav1.LabelSelector{MatchLabels: selector},
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: Labels()},
+				ObjectMeta: metav1.ObjectMeta{Labels: appLabels(app)},
 				Spec: corev1.PodSpec{
-					ServiceAccountName:           Name,
-					AutomountServiceAccountToken: &f,
+					ServiceAccountName: app,
 					SecurityContext: &corev1.PodSecurityContext{RunAsNonRoot: &t,
 						SeccompProfile: &corev1.SeccompProfile{Type: corev1.SeccompProfileTypeRuntimeDefault}},
 					// Replicas on different nodes where there are several: a standby survives a node.
@@ -221,10 +235,6 @@ func Deployment(c Config) *appsv1.Deployment {
 							PodAffinityTerm: corev1.PodAffinityTerm{TopologyKey: corev1.LabelHostname,
 								LabelSelector: &metav1.LabelSelector{MatchLabels: selector}}}}}},
 					Containers: []corev1.Container{container},
-					Volumes: []corev1.Volume{
-						{Name: "kubeconfigs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: KubeconfigSecret}}},
-						{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},
-					},
 				},
 			},
 		},

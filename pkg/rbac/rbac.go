@@ -74,6 +74,16 @@ var SyncRules = []Rule{
 		Why: "--leader-elect: reads, takes and renews the Lease"},
 }
 
+// DNSServerRules is what `kubectl mcs dns-server` needs in its member (`dns-server
+// --print-manifests`): it only reads, through informers, the two kinds it answers from. The
+// mcs-api discovery it asks first is open to every user.
+var DNSServerRules = []Rule{
+	{Group: "multicluster.x-k8s.io", Resource: "serviceimports", Verbs: []string{"get", "list", "watch"}, Scope: Cluster,
+		Why: "answers NAME.NS.svc.clusterset.local from the member's ServiceImports"},
+	{Group: "discovery.k8s.io", Resource: "endpointslices", Verbs: []string{"get", "list", "watch"}, Scope: Cluster,
+		Why: "answers a Headless service's endpoints from the slices sync copied"},
+}
+
 // PolicyRules turns the rules of one scope into RBAC policy rules, in SyncRules' order.
 func PolicyRules(rules []Rule, scope Scope) []rbacv1.PolicyRule {
 	var out []rbacv1.PolicyRule

@@ -67,3 +67,17 @@ func TestPermissionsAndWithout(t *testing.T) {
 		t.Fatal("Permissions misses verbs of SyncRules")
 	}
 }
+
+// The DNS server only reads, everywhere.
+func TestDNSServerRulesOnlyRead(t *testing.T) {
+	for _, r := range PolicyRules(DNSServerRules, Cluster) {
+		for _, v := range r.Verbs {
+			if v != "get" && v != "list" && v != "watch" {
+				t.Errorf("the DNS server writes: %+v", r)
+			}
+		}
+	}
+	if len(PolicyRules(DNSServerRules, Cluster)) != len(DNSServerRules) {
+		t.Error("every DNS server rule is cluster-wide")
+	}
+}

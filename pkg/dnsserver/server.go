@@ -1,0 +1,211 @@
+// Package dnsserver is the I/O of `kubectl mcs dns-server`: one member's ServiceImports and
+// the EndpointSlices sync wrote there, kept by informers, answered over UDP and TCP through
+// pkg/dnszone. Stock CoreDNS forwards the clusterset zone to it (`init --dns`). It answers
+// SERVFAIL until its caches have synced, and keeps answering from them while the apiserver is
+// away.
+package dnsserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dnszone"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+)
+
+// Config is what the server listens on and answers.
+type Config struct {
+	// Listen is HOST:PORT for both UDP and TCP (PORT 0: any free port, the same for both).
+	Listen string
+	// HealthAddr serves /healthz and /readyz (ready: caches synced); "" or "0": not served.
+	HealthAddr string
+	Zone       dnszone.Config
+}
+
+// Server answers the zone for one member.
+type Server struct {
+	cfg    Config
+	member *clusterset.Member
+	// source is set once the caches have synced; nil until then (SERVFAIL).
+	source atomic.Pointer[caches]
+
+	tcp    net.Listener
+	udp    net.PacketConn
+	health net.Listener
+}
+
+// New prepares a server reading member m (its ID names it in errors and logs).
+func New(m *clusterset.Member, cfg Config) *Server {
+	return &Server{cfg: cfg, member: m}
+}
+
+// Listen binds the DNS address, TCP then UDP on the same port, and the health address, so that a
+// taken port fails at once rather than in the background.
+func (s *Server) Listen() error {
+	host, _, err := net.SplitHostPort(s.cfg.Listen)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", s.cfg.Listen, err)
+	}
+	if s.tcp, err = net.Listen("tcp", s.cfg.Listen); err != nil {
+		return fmt.Errorf("listening on %s: %w", s.cfg.Listen, err)
+	}
+	port := strconv.Itoa(s.tcp.Addr().(*net.TCPAddr).Port)
+	if s.udp, err = net.ListenPacket("udp", net.JoinHostPort(host, port)); err != nil {
+		s.tcp.Close()
+		return fmt.Errorf("listening on %s/udp: %w", net.JoinHostPort(host, port), err)
+	}
+	if s.cfg.HealthAddr != "" && s.cfg.HealthAddr != "0" {
+		if s.health, err = net.Listen("tcp", s.cfg.HealthAddr); err != nil {
+			s.tcp.Close()
+			s.udp.Close()
+			return fmt.Errorf("listening on %s: %w", s.cfg.HealthAddr, err)
+		}
+	}
+	return nil
+}
+
+// Addr is the address the DNS server listens on, UDP and TCP (after Listen).
+func (s *Server) Addr() string { return s.tcp.Addr().String() }
+
+// HealthAddr is the address of /healthz and /readyz; "" when not served.
+func (s *Server) HealthAddr() string {
+	if s.health == nil {
+		return ""
+	}
+	return s.health.Addr().String()
+}
+
+// Run serves until ctx ends. It fails when the member serves no mcs-api CRDs; any other failure
+// to read the member is retried, answering SERVFAIL meanwhile.
+func (s *Server) Run(ctx context.Context) error {
+	errc := make(chan error, 3)
+	stop := s.serve(errc)
+	defer stop()
+	version, err := s.servedVersion(ctx)
+	if err != nil {
+		return err
+	}
+	c, err := startCaches(ctx, s.member, version)
+	if err != nil {
+		return fmt.Errorf("cluster %q: %w", s.member.ID, err)
+	}
+	klog.InfoS("waiting for the caches to sync", "cluster", s.member.ID, "mcsVersion", version)
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+		return nil // ctx ended
+	}
+	s.source.Store(c)
+	klog.InfoS("caches synced; answering", "cluster", s.member.ID, "zone", s.cfg.Zone.Domain, "listen", s.Addr(), "holding", c.String())
+	select {
+	case <-ctx.Done():
+		return nil
+	case err := <-errc:
+		return err
+	}
+}
+
+// serve starts the DNS servers and the health server; the returned func stops them.
+func (s *Server) serve(errc chan<- error) (stop func()) {
+	udp := &dns.Server{PacketConn: s.udp, Handler: s}
+	tcp := &dns.Server{Listener: s.tcp, Handler: s}
+	for _, srv := range []*dns.Server{udp, tcp} {
+		started := make(chan struct{})
+		srv.NotifyStartedFunc = func() { close(started) }
+		go func() {
+			if err := srv.ActivateAndServe(); err != nil {
+				errc <- fmt.Errorf("serving DNS on %s: %w", s.Addr(), err)
+			}
+		}()
+		<-started // Shutdown of a server not started yet would leave it running
+	}
+	var health *http.Server
+	if s.health != nil {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			if s.source.Load() == nil {
+				http.Error(w, "caches not synced", http.StatusServiceUnavailable)
+				return
+			}
+			_, _ = w.Write([]byte("ok"))
+		})
+		health = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := health.Serve(s.health); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("serving health probes on %s: %w", s.HealthAddr(), err)
+			}
+		}()
+	}
+	return func() {
+		_ = udp.Shutdown()
+		_ = tcp.Shutdown()
+		if health != nil {
+			_ = health.Close()
+		}
+	}
+}
+
+// servedVersion asks the member which mcs-api version it serves, retrying with backoff until it
+// answers; a member without the CRDs is an error.
+func (s *Server) servedVersion(ctx context.Context) (string, error) {
+	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 15 * time.Second}
+	for attempt := 0; ; attempt++ {
+		v, err := mcsapi.ServedVersion(s.member.Discovery)
+		if err == nil {
+			return v, nil
+		}
+		if errors.As(err, &mcsapi.ErrNotInstalled{}) {
+			return "", fmt.Errorf("cluster %q: %w; the DNS server answers from its ServiceImports", s.member.ID, err)
+		}
+		if attempt == 0 {
+			klog.InfoS("member not read yet; retrying, answering SERVFAIL meanwhile", "cluster", s.member.ID, "err", err)
+		} else {
+			klog.V(2).InfoS("member still not read", "cluster", s.member.ID, "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return "", ctx.Err()
+		case <-time.After(backoff.Step()):
+		}
+	}
+}
+
+// ServeDNS answers one query: SERVFAIL before the caches synced, else from them. A UDP answer is
+// truncated to what the client can take (it retries over TCP).
+func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
+	var m *dns.Msg
+	if c := s.source.Load(); c != nil {
+		m = dnszone.Answer(req, c, s.cfg.Zone)
+	} else {
+		m = new(dns.Msg).SetRcode(req, dns.RcodeServerFailure)
+	}
+	if _, udp := w.RemoteAddr().(*net.UDPAddr); udp {
+		size := dns.MinMsgSize
+		if o := req.IsEdns0(); o != nil {
+			size = max(int(o.UDPSize()), dns.MinMsgSize)
+		}
+		m.Truncate(size)
+	}
+	m.Compress = true
+	err := w.WriteMsg(m)
+	if logger := klog.V(2); logger.Enabled() {
+		q := dns.Question{}
+		if len(req.Question) > 0 {
+			q = req.Question[0]
+		}
+		logger.InfoS("query", "client", w.RemoteAddr().String(), "name", q.Name, "type", dns.TypeToString[q.Qtype],
+			"rcode", dns.RcodeToString[m.Rcode], "answers", len(m.Answer), "truncated", m.Truncated, "err", err)
+	}
+}

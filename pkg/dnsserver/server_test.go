@@ -1,0 +1,214 @@
+package dnsserver
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	dynamicfake "k8s.io/client-go/dynamic/fake"
+	kubefake "k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dnszone"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+func serviceImport(version, name string, t mcsv1beta1.ServiceImportType, ips ...string) *unstructured.Unstructured {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": mcsapi.Group + "/" + version, "kind": "ServiceImport",
+		"metadata": map[string]any{"namespace": "demo", "name": name},
+		"spec":     map[string]any{"type": string(t), "ports": []any{map[string]any{"name": "http", "protocol": "TCP", "port": int64(80)}}},
+	}}
+	if len(ips) > 0 {
+		l := make([]any, len(ips))
+		for i, ip := range ips {
+			l[i] = ip
+		}
+		_ = unstructured.SetNestedSlice(u.Object, l, "spec", "ips")
+	}
+	return u
+}
+
+func endpointSlice(name, service, cluster string, ours bool, hostname, ip string) *discoveryv1.EndpointSlice {
+	labels := map[string]string{mcsv1beta1.LabelServiceName: service, mcsv1beta1.LabelSourceCluster: cluster}
+	if ours {
+		labels[names.EndpointSliceManagedByLabel] = names.EndpointSliceManagedByValue
+	}
+	return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name, Labels: labels},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{ip}, Hostname: &hostname}},
+		Ports:       []discoveryv1.EndpointPort{{Name: new("http"), Protocol: new(corev1.ProtocolTCP), Port: new(int32(8080))}}}
+}
+
+// member is a fake member serving version (none: no mcs-api CRDs); discoveryFails makes discovery
+// fail until it is set to false.
+func member(t *testing.T, version string, discoveryFails *atomic.Bool, objs ...runtime.Object) (*clusterset.Member, *dynamicfake.FakeDynamicClient) {
+	t.Helper()
+	var kube, dyn []runtime.Object
+	for _, o := range objs {
+		if u, ok := o.(*unstructured.Unstructured); ok {
+			dyn = append(dyn, u)
+		} else {
+			kube = append(kube, o)
+		}
+	}
+	kc := kubefake.NewClientset(kube...)
+	kc.PrependReactor("get", "resource", func(k8stesting.Action) (bool, runtime.Object, error) {
+		if discoveryFails != nil && discoveryFails.Load() {
+			return true, nil, errors.New("connection refused")
+		}
+		return false, nil, nil
+	})
+	if version != "" {
+		kc.Resources = []*metav1.APIResourceList{{GroupVersion: mcsapi.Group + "/" + version,
+			APIResources: []metav1.APIResource{{Name: mcsapi.ServiceExports}, {Name: mcsapi.ServiceImports}}}}
+	}
+	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
+		map[schema.GroupVersionResource]string{mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports): "ServiceImportList", mcsapi.GVR(mcsapi.V1alpha1, mcsapi.ServiceImports): "ServiceImportList"}, dyn...)
+	return &clusterset.Member{Ref: clusterset.Ref{Context: "member2", ID: "member2"}, Client: kc, Dynamic: dc, Discovery: kc.Discovery()}, dc
+}
+
+func start(t *testing.T, m *clusterset.Member) (*Server, <-chan error) {
+	t.Helper()
+	s := New(m, Config{Listen: "127.0.0.1:0", HealthAddr: "127.0.0.1:0", Zone: dnszone.Config{Domain: "clusterset.local"}})
+	if err := s.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done, finished := make(chan error, 1), make(chan struct{})
+	go func() {
+		defer close(finished)
+		done <- s.Run(ctx)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-finished
+	})
+	return s, done
+}
+
+func query(t *testing.T, addr, net, name string, qtype uint16) *dns.Msg {
+	t.Helper()
+	q := new(dns.Msg)
+	q.SetQuestion(name, qtype)
+	r, _, err := (&dns.Client{Net: net, Timeout: 2 * time.Second}).Exchange(q, addr)
+	if err != nil {
+		t.Fatalf("%s %s over %s: %v", dns.TypeToString[qtype], name, net, err)
+	}
+	return r
+}
+
+// eventually polls until the answer to name is want ("RCODE value,value").
+func eventually(t *testing.T, s *Server, name string, qtype uint16, want string) {
+	t.Helper()
+	var got string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if got = summary(query(t, s.Addr(), "udp", name, qtype)); got == want {
+			return
+		}
+	}
+	t.Fatalf("%s %s: %q, want %q", dns.TypeToString[qtype], name, got, want)
+}
+
+func summary(r *dns.Msg) string {
+	var v []string
+	for _, rr := range r.Answer {
+		v = append(v, strings.TrimPrefix(rr.String(), rr.Header().String()))
+	}
+	return dns.RcodeToString[r.Rcode] + " " + strings.Join(v, ",")
+}
+
+func readyz(t *testing.T, s *Server) int {
+	t.Helper()
+	resp, err := http.Get("http://" + s.HealthAddr() + "/readyz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+func TestServesTheMembersObjects(t *testing.T) {
+	m, dc := member(t, mcsapi.V1alpha1, nil,
+		serviceImport(mcsapi.V1alpha1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"),
+		serviceImport(mcsapi.V1alpha1, "web", mcsv1beta1.Headless),
+		endpointSlice("web-member1", "web", "member1", true, "web-0", "10.11.0.1"),
+		endpointSlice("web-member3", "web", "member3", true, "web-0", "10.13.0.1"),
+		endpointSlice("web-other", "web", "member9", false, "web-0", "10.19.0.1")) // not sync's: not watched
+	s, _ := start(t, m)
+	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")
+	eventually(t, s, "web.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.11.0.1,10.13.0.1")
+	eventually(t, s, "web-0.member3.web.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.13.0.1")
+	eventually(t, s, "web-0.member9.web.demo.svc.clusterset.local.", dns.TypeA, "NXDOMAIN ")
+	if r := query(t, s.Addr(), "tcp", "_http._tcp.web.demo.svc.clusterset.local.", dns.TypeSRV); r.Rcode != dns.RcodeSuccess || len(r.Answer) != 2 || len(r.Extra) != 2 {
+		t.Errorf("SRV over TCP: %v", r)
+	}
+	if r := query(t, s.Addr(), "udp", "kubernetes.default.svc.cluster.local.", dns.TypeA); r.Rcode != dns.RcodeRefused {
+		t.Errorf("outside the zone: %s", dns.RcodeToString[r.Rcode])
+	}
+	if code := readyz(t, s); code != http.StatusOK {
+		t.Errorf("/readyz = %d after sync", code)
+	}
+	// Changes arrive through the watch.
+	gvr := mcsapi.GVR(mcsapi.V1alpha1, mcsapi.ServiceImports)
+	if _, err := dc.Resource(gvr).Namespace("demo").Create(context.Background(), serviceImport(mcsapi.V1alpha1, "late", mcsv1beta1.ClusterSetIP, "10.96.0.11"), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, s, "late.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.11")
+	if err := dc.Resource(gvr).Namespace("demo").Delete(context.Background(), "serve", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NXDOMAIN ")
+}
+
+// Until the member answers, the server answers SERVFAIL and is not ready.
+func TestServfailUntilSynced(t *testing.T) {
+	var fails atomic.Bool
+	fails.Store(true)
+	m, _ := member(t, mcsapi.V1beta1, &fails, serviceImport(mcsapi.V1beta1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
+	s, _ := start(t, m)
+	if r := query(t, s.Addr(), "udp", "serve.demo.svc.clusterset.local.", dns.TypeA); r.Rcode != dns.RcodeServerFailure {
+		t.Errorf("before sync: %s", dns.RcodeToString[r.Rcode])
+	}
+	if code := readyz(t, s); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d before sync", code)
+	}
+	fails.Store(false)
+	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")
+}
+
+func TestNoCRDs(t *testing.T) {
+	m, _ := member(t, "", nil)
+	_, done := start(t, m)
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), `cluster "member2": the ServiceExport/ServiceImport CRDs are not installed`) {
+			t.Errorf("err = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run must fail when the member serves no mcs-api CRDs")
+	}
+}
+
+func TestListenRefusesATakenPort(t *testing.T) {
+	m, _ := member(t, mcsapi.V1beta1, nil)
+	s, _ := start(t, m)
+	other := New(m, Config{Listen: s.Addr()})
+	if err := other.Listen(); err == nil || !strings.Contains(err.Error(), "listening on "+s.Addr()) {
+		t.Errorf("err = %v", err)
+	}
+}
