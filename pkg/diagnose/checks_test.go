@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
@@ -91,8 +92,27 @@ func TestSingleFaults(t *testing.T) {
 		}, CheckClock, "member3", Warn, `"member3" is 2.5s ahead of "member1"`, "NTP"},
 		{"CoreDNS without our block", func(s *Snapshot) {
 			memberOf(s, "member1").CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": ".:53 {\n  kubernetes cluster.local\n}\n"}}
-			memberOf(s, "member2").CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": DNSMarker + "\nclusterset.local:53 {}\n"}}
+			memberOf(s, "member3").CoreDNS = nil // no CoreDNS here: skipped
 		}, CheckDNS, "member1", Warn, "no kubectl-mcs block", "kubectl mcs init --dns --contexts=member1"},
+		{"our block from before the DNS server", func(s *Snapshot) {
+			memberOf(s, "member2").CoreDNS.Data["Corefile"] = ".:53 {\n  kubernetes cluster.local\n}\n" + DNSMarker +
+				"\nclusterset.local:53 {\n  rewrite stop {\n  }\n}\n" + dns.EndMarker + "\n"
+		}, CheckDNS, "member2", Fail, "cannot forward the clusterset zone: the kubectl-mcs block forwards the zone nowhere", "kubectl mcs init --dns --contexts=member2"},
+		{"DNS server Service deleted", func(s *Snapshot) {
+			memberOf(s, "member3").DNSServer, memberOf(s, "member3").DNSServerSlices = nil, nil
+		}, CheckDNS, "member3", Fail, "service kubectl-mcs-system/kubectl-mcs-dns does not exist: CoreDNS forwards the clusterset zone to 10.96.2.53:53",
+			"kubectl mcs dns-server --print-manifests --context member3 | kubectl --context member3 apply -f -"},
+		{"DNS server Service recreated with another IP", func(s *Snapshot) {
+			memberOf(s, "member1").DNSServer.Spec.ClusterIPs = []string{"10.96.7.7"}
+		}, CheckDNS, "member1", Fail, "forwards the clusterset zone to 10.96.0.53:53, which is not service kubectl-mcs-system/kubectl-mcs-dns (cluster IPs 10.96.7.7", "kubectl mcs init --dns --contexts=member1"},
+		{"DNS server not ready", func(s *Snapshot) {
+			for i := range memberOf(s, "member2").DNSServerSlices[0].Endpoints {
+				memberOf(s, "member2").DNSServerSlices[0].Endpoints[i].Conditions.Ready = ptr(false)
+			}
+		}, CheckDNS, "member2", Fail, "service kubectl-mcs-system/kubectl-mcs-dns has no ready endpoints", "-n kubectl-mcs-system get pods -l app.kubernetes.io/name=kubectl-mcs-dns"},
+		{"DNS server Service unreadable", func(s *Snapshot) {
+			memberOf(s, "member2").DNSServer, memberOf(s, "member2").DNSServerErr = nil, "forbidden"
+		}, CheckDNS, "member2", Warn, "the service could not be read: forbidden", "Allow get on services"},
 		{"import IP differs from the derived Service", func(s *Snapshot) {
 			memberOf(s, "member2").ServiceImports[0].Spec.IPs = []string{"10.96.9.9"}
 		}, CheckImportIP, "member2", Fail, "spec.ips 10.96.9.9 differ from the derived Service's cluster IPs 10.96.1.20", "kubectl mcs sync"},
@@ -255,5 +275,25 @@ func TestMissingService(t *testing.T) {
 	s.Service = ""
 	if r := Run(s); r.Missing {
 		t.Error("diagnose (every service): missing")
+	}
+}
+
+// The DNS results when the block forwards to the DNS server's Service, and to an address given
+// with --dns-server, which diagnose cannot check.
+func TestDNSForward(t *testing.T) {
+	s := healthy()
+	m := memberOf(s, "member1")
+	corefile, err := dns.Apply(".:53 {\n    kubernetes cluster.local\n}\n", dns.DefaultDomain, dns.Upstream{Addr: "127.0.0.1:5353"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.CoreDNS.Data["Corefile"], m.DNSServer, m.DNSServerSlices = corefile, nil, nil
+	r := Run(s)
+	expectHas(t, r, CheckDNS, "member1", OK, "CoreDNS forwards the clusterset zone to 127.0.0.1:5353 (given with --dns-server: not checked)", "")
+	expectHas(t, r, CheckDNS, "member2", OK, "CoreDNS forwards the clusterset zone to service kubectl-mcs-system/kubectl-mcs-dns (10.96.1.53:53), 2 ready endpoint(s)", "")
+	for _, x := range only(r, CheckDNS, "member2") {
+		if x.Object != "service/kubectl-mcs-system/kubectl-mcs-dns" {
+			t.Errorf("object %q", x.Object)
+		}
 	}
 }

@@ -163,34 +163,6 @@ func checkClock(s *Snapshot) []Result {
 	return []Result{r}
 }
 
-// DNSMarker is the line `kubectl mcs init --dns` puts at the top of its block in the Corefile.
-const DNSMarker = "# kubectl-mcs:begin"
-
-// checkDNS: the CoreDNS Corefile holds init --dns's block. Warning only; skipped without CoreDNS.
-func checkDNS(s *Snapshot) []Result {
-	var out []Result
-	for _, m := range s.Members {
-		if !readable(m) {
-			continue
-		}
-		r := Result{Check: CheckDNS, Cluster: m.ID, Object: "configmap/kube-system/coredns", Severity: OK}
-		switch {
-		case m.CoreDNSErr != "":
-			r.Severity, r.Message = Warn, "could not read the CoreDNS configuration: "+m.CoreDNSErr
-			r.Fix = "Allow get on configmaps in kube-system to check DNS, or ignore this if init --dns is not used."
-		case m.CoreDNS == nil:
-			r.Message = "skipped: no CoreDNS ConfigMap kube-system/coredns"
-		case !strings.Contains(m.CoreDNS.Data["Corefile"], DNSMarker):
-			r.Severity, r.Message = Warn, "the Corefile has no kubectl-mcs block: clusterset names (NAME.NS.svc.clusterset.local) do not resolve here"
-			r.Fix = fmt.Sprintf("Add it if clusterset DNS is wanted: kubectl mcs init --dns --contexts=%s.", m.Context)
-		default:
-			r.Message = "the Corefile holds the kubectl-mcs block"
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
 func contains(ss []string, s string) bool {
 	for _, x := range ss {
 		if x == s {

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
@@ -102,9 +103,28 @@ func healthy() *Snapshot {
 		m.ServiceImports = append(m.ServiceImports, serviceImport(ip, "member1", "member2"))
 		m.Services = append(m.Services, derived(ip))
 		m.EndpointSlices = append(m.EndpointSlices, copyOf("member1", pods["member1"]...), copyOf("member2", pods["member2"]...))
+		withDNSServer(&m, fmt.Sprintf("10.96.%d.53", i))
 		s.Members = append(s.Members, m)
 	}
 	return s
+}
+
+// withDNSServer gives m a Corefile whose kubectl-mcs block forwards to the DNS server's Service
+// at ip, that Service and a slice with two ready endpoints, as init --dns and
+// dns-server --print-manifests leave them.
+func withDNSServer(m *Member, ip string) {
+	corefile, err := dns.Apply(".:53 {\n    kubernetes cluster.local\n}\n", dns.DefaultDomain,
+		dns.Upstream{Addr: ip, Service: names.SystemNamespace + "/" + names.DNSServerName})
+	if err != nil {
+		panic(err)
+	}
+	m.CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": corefile}}
+	m.DNSServer = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: names.SystemNamespace, Name: names.DNSServerName},
+		Spec: corev1.ServiceSpec{ClusterIP: ip, ClusterIPs: []string{ip}, Ports: []corev1.ServicePort{
+			{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}, {Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP}}}}
+	dnsSlice := slice("kubectl-mcs-dns-abc", names.DNSServerName, "10.11.0.53", "10.11.0.54")
+	dnsSlice.Namespace = names.SystemNamespace
+	m.DNSServerSlices = []discoveryv1.EndpointSlice{*dnsSlice}
 }
 
 func memberOf(s *Snapshot, id string) *Member {

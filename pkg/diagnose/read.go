@@ -9,6 +9,8 @@ import (
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -18,6 +20,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -104,8 +107,26 @@ func readExtras(ctx context.Context, m *clusterset.Member, ns string, into *Memb
 			into.CoreDNS = cm
 		}
 	})
+	run(func() { into.DNSServer, into.DNSServerSlices, into.DNSServerErr = dnsServer(ctx, m) })
 	run(func() { into.ClockOffset = clockOffset(ctx, m.Config) })
 	wg.Wait()
+}
+
+// dnsServer reads the DNS server's Service and, when it exists, its EndpointSlices.
+func dnsServer(ctx context.Context, m *clusterset.Member) (*corev1.Service, []discoveryv1.EndpointSlice, string) {
+	svc, err := m.Client.CoreV1().Services(names.SystemNamespace).Get(ctx, names.DNSServerName, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return nil, nil, ""
+	case err != nil:
+		return nil, nil, err.Error()
+	}
+	l, err := m.Client.DiscoveryV1().EndpointSlices(names.SystemNamespace).List(ctx,
+		metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + names.DNSServerName})
+	if err != nil {
+		return svc, nil, err.Error()
+	}
+	return svc, l.Items, ""
 }
 
 // servedVersions are the multicluster.x-k8s.io versions that serve both kinds, newest first.

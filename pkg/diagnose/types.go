@@ -11,6 +11,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
@@ -134,6 +135,12 @@ type Member struct {
 	// CoreDNS is the kube-system/coredns ConfigMap; nil when it does not exist.
 	CoreDNS    *corev1.ConfigMap
 	CoreDNSErr string
+	// DNSServer is the DNS server's Service (names.DNSServerName, `dns-server --print-manifests`)
+	// and DNSServerSlices its EndpointSlices; nil when it does not exist. DNSServerErr says why
+	// they could not be read.
+	DNSServer       *corev1.Service
+	DNSServerSlices []discoveryv1.EndpointSlice
+	DNSServerErr    string
 	// ClockOffset is the apiserver's clock minus ours (Date header, 1 s resolution); nil when
 	// unknown.
 	ClockOffset *time.Duration
