@@ -7,17 +7,15 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/go-logr/logr/funcr"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/klog/v2"
 
+	"github.com/kubectl-mcs/kubectl-mcs/internal/logcapture"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 )
 
@@ -68,14 +66,7 @@ func fakeAPIServer(t *testing.T) *httptest.Server {
 // A member that joins says so only at -v=2: one-shot commands wrote "member joined" to stderr
 // every time.
 func TestJoinIsQuietByDefault(t *testing.T) {
-	var mu sync.Mutex
-	var logged []string
-	klog.SetLogger(funcr.New(func(_, args string) {
-		mu.Lock()
-		defer mu.Unlock()
-		logged = append(logged, args)
-	}, funcr.Options{}))
-	defer klog.ClearLogger()
+	logged := logcapture.Start(t)
 
 	cfg := &rest.Config{Host: fakeAPIServer(t).URL}
 	cs, err := kubernetes.NewForConfig(cfg)
@@ -94,9 +85,7 @@ func TestJoinIsQuietByDefault(t *testing.T) {
 	if st := m.State(); !st.Joined {
 		t.Fatalf("not joined: %v", st.Err)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(logged) > 0 {
-		t.Errorf("at the default verbosity, a member joining logs:\n%s", strings.Join(logged, "\n"))
+	if got := logged(); got != "" {
+		t.Errorf("at the default verbosity, a member joining logs:\n%s", got)
 	}
 }
