@@ -3,14 +3,21 @@
 // a request reached, and over which protocol and port.
 //
 //	echo [-ports 8080,9090] [-udp-ports 8080]
+//	echo -probe URL [-interval 20ms]
 //
 // The answer is one line: "POD CLUSTER PROTO PORT", where POD and CLUSTER come from the POD_NAME
 // and CLUSTER environment variables (the downward API and the Deployment).
+//
+// With -probe it is the client of the time-to-first-packet benchmark instead: it requests URL
+// every interval, on a new connection each time (so kube-proxy chooses again), and prints one
+// line per request, "UNIX-NANOSECONDS ANSWER" or "UNIX-NANOSECONDS -", for the bench to read from
+// its log (pods share the host's clock).
 package main
 
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -19,12 +26,19 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 func main() {
 	tcp := flag.String("ports", "8080", "comma-separated TCP ports answered over HTTP")
 	udp := flag.String("udp-ports", "", "comma-separated UDP ports answered with one datagram per datagram")
+	probeURL := flag.String("probe", "", "request this URL repeatedly and print the answers instead of serving")
+	interval := flag.Duration("interval", 20*time.Millisecond, "time between -probe requests")
 	flag.Parse()
+	if *probeURL != "" {
+		probe(*probeURL, *interval)
+		return
+	}
 	pod, cluster := os.Getenv("POD_NAME"), os.Getenv("CLUSTER")
 	if pod == "" {
 		pod, _ = os.Hostname()
@@ -63,6 +77,21 @@ func main() {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	<-sigs
+}
+
+func probe(url string, every time.Duration) {
+	c := &http.Client{Timeout: every * 10, Transport: &http.Transport{DisableKeepAlives: true}}
+	for t := time.NewTicker(every); ; <-t.C {
+		answer := "-"
+		if resp, err := c.Get(url); err == nil {
+			b, _ := io.ReadAll(resp.Body)
+			_ = resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				answer = strings.TrimSpace(string(b))
+			}
+		}
+		fmt.Printf("%d %s\n", time.Now().UnixNano(), answer)
+	}
 }
 
 func ports(list string) []int {
