@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/kubectl-mcs/kubectl-mcs/internal/corednshost"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/diagnose"
 )
 
 // kubeadmCorefile is the Corefile kubeadm writes (test/testbed/kubeadm.Corefile, which make demo
@@ -58,8 +59,9 @@ func corefile(t *testing.T, c string) string {
 	return cm.Data["Corefile"]
 }
 
-// resolver runs CoreDNS on the host with the Corefile of c's ConfigMap, as ForHost adapts it.
-func resolver(t *testing.T, c string) string {
+// resolver runs CoreDNS on the host with the Corefile of c's ConfigMap, as ForHost adapts it,
+// forwarding the clusterset zone to forward (the member's DNS server on the host).
+func resolver(t *testing.T, c, forward string) string {
 	t.Helper()
 	bin := corednshost.Binary()
 	if _, err := os.Stat(bin); err != nil {
@@ -70,6 +72,9 @@ func resolver(t *testing.T, c string) string {
 		t.Fatal(err)
 	}
 	conf, err := corednshost.ForHost(corefile(t, c), kubeconfig, c, port)
+	if err == nil {
+		conf, err = corednshost.WithForward(conf, forward)
+	}
 	if err != nil {
 		t.Fatalf("%s: %v", c, err)
 	}
@@ -149,39 +154,76 @@ func TestDNSClusterset(t *testing.T) {
 	for _, c := range members {
 		setCorefile(t, c, kubeadmCorefile)
 	}
-	r := mustMCS(t, "init", "--contexts", allMembers, "--dns", "--dry-run=client", "-o", "yaml")
-	if !strings.Contains(r.stdout, "clusterset.local:53 {") || corefile(t, "member1") != kubeadmCorefile {
+	ns := namespace(t, "e2e-dns", members...)
+
+	// Without a DNS server to forward to, init --dns refuses in one line and writes nothing.
+	r := mcs("init", "--contexts", allMembers, "--dns")
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != 1 || len(lines) != 1 ||
+		!strings.Contains(lines[0], `cluster "member1": service kubectl-mcs-system/kubectl-mcs-dns not found`) ||
+		!strings.Contains(lines[0], "kubectl mcs dns-server --print-manifests --context member1") || !strings.Contains(lines[0], "--dns-server=IP[:PORT]") {
+		t.Errorf("init --dns without a DNS server: want one line naming member1 and the fix, exit 1; got %d:\n%s", r.code, r.stderr)
+	}
+	for _, c := range members {
+		if corefile(t, c) != kubeadmCorefile {
+			t.Errorf("%s: the Corefile was written although init --dns failed", c)
+		}
+	}
+
+	// The DNS server as --print-manifests runs it in member1 (kwok runs its pods): init --dns
+	// forwards to its Service's ClusterIP, and diagnose follows the Service's endpoints.
+	clusterIP := applyDNSServer(t, "member1")
+	mustMCS(t, "init", "--contexts", "member1", "--dns")
+	if want := "    forward . " + clusterIP + ":53 # service kubectl-mcs-system/kubectl-mcs-dns\n"; !strings.Contains(corefile(t, "member1"), want) {
+		t.Errorf("member1: want %q in\n%s", want, corefile(t, "member1"))
+	}
+	waitDNSDiagnosis(t, ns, diagnose.OK, "kubectl-mcs-system/kubectl-mcs-dns ("+clusterIP+":53), 2 ready endpoint(s)")
+	if out, err := runKubectl("member1", "-n", "kubectl-mcs-system", "scale", "deployment/kubectl-mcs-dns", "--replicas=0"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	waitDNSDiagnosis(t, ns, diagnose.Fail, "service kubectl-mcs-system/kubectl-mcs-dns has no ready endpoints")
+
+	// On the test bed every member's DNS server runs on this host: one address for all.
+	r = mustMCS(t, "init", "--contexts", allMembers, "--dns", "--dns-server=127.0.0.1:5353", "--dry-run=client", "-o", "yaml")
+	if !strings.Contains(r.stdout, "clusterset.local:53 {") || !strings.Contains(r.stdout, "forward . 127.0.0.1:5353") || corefile(t, "member2") != kubeadmCorefile {
 		t.Fatalf("--dry-run=client must show the new Corefile and write nothing:\n%s", r.stdout)
 	}
-	r = mustMCS(t, "init", "--contexts", allMembers, "--dns")
+	r = mustMCS(t, "init", "--contexts", allMembers, "--dns", "--dns-server=127.0.0.1:5353")
 	for _, c := range members {
 		if !strings.Contains(r.stdout, c+": configmap/coredns configured (clusterset DNS added) -n kube-system") {
 			t.Errorf("init --dns output lacks %s:\n%s", c, r.stdout)
 		}
-		if got := corefile(t, c); !strings.HasPrefix(got, kubeadmCorefile) || !strings.Contains(got, "# kubectl-mcs:begin") {
+		if got := corefile(t, c); !strings.HasPrefix(got, kubeadmCorefile) || !strings.HasSuffix(got, "clusterset.local:53 {\n    errors\n    cache 5\n    forward . 127.0.0.1:5353\n}\n# kubectl-mcs:end\n") {
 			t.Errorf("%s: the Corefile must keep kubeadm's block and add ours:\n%s", c, got)
 		}
 	}
-	if r = mustMCS(t, "init", "--contexts", allMembers, "--dns"); !strings.Contains(r.stdout, "member1: configmap/coredns unchanged") {
+	if r = mustMCS(t, "init", "--contexts", allMembers, "--dns", "--dns-server=127.0.0.1:5353"); !strings.Contains(r.stdout, "member1: configmap/coredns unchanged") {
 		t.Errorf("a second init --dns must change nothing:\n%s", r.stdout)
 	}
 
-	ns := namespace(t, "e2e-dns", members...)
+	// serve: ClusterSetIP; web: Headless without hostnames; db: Headless with a db-0 in member1
+	// and in member2; local: a plain Service of member2, never a clusterset name.
 	deployment(t, "member1", ns, "serve", 2)
 	service(t, "member1", ns, "serve", namedPort)
 	deployment(t, "member1", ns, "web", 2)
 	service(t, "member1", ns, "web", namedPort, headless)
-	local := service(t, "member2", ns, "local") // a plain Service: never a clusterset name
-	mustMCS(t, "expose", "serve", "-n", ns, "--contexts", allMembers)
-	mustMCS(t, "expose", "web", "-n", ns, "--contexts", allMembers)
+	db0 := map[string]string{}
+	for _, c := range []string{"member1", "member2"} {
+		db0[c] = hostPod(t, c, ns, "db", "db-0")
+		service(t, c, ns, "db", namedPort, headless)
+	}
+	local := service(t, "member2", ns, "local")
+	for _, svc := range []string{"serve", "web", "db"} {
+		mustMCS(t, "expose", svc, "-n", ns, "--contexts", allMembers)
+	}
 	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
 
-	addrs := map[string]string{}
+	servers, addrs := map[string]*dnsServerProc{}, map[string]string{}
 	for _, c := range members {
-		addrs[c] = resolver(t, c)
+		servers[c] = startDNSServer(t, c)
+		addrs[c] = resolver(t, c, servers[c].addr)
 	}
-	serveName := "serve." + ns + ".svc.clusterset.local."
-	webName := "web." + ns + ".svc.clusterset.local."
+	svcName := func(n string) string { return n + "." + ns + ".svc.clusterset.local." }
+	serveName, webName, dbName := svcName("serve"), svcName("web"), svcName("db")
 	webPods := podIPs(t, "member1", ns, "web")
 	for _, c := range members {
 		addr := addrs[c]
@@ -194,23 +236,27 @@ func TestDNSClusterset(t *testing.T) {
 		if a.names[0] != "_http._tcp."+serveName {
 			t.Errorf("%s: SRV owner %v", c, a.names)
 		}
-		// Headless: the ready endpoints member1 exports; SRV on their port, one target each.
+		// Headless without hostnames: the ready endpoints member1 exports; SRV on their port, each
+		// target the dashed IP in member1, which resolves to that endpoint.
 		waitAnswer(t, addr, webName, dns.TypeA, dns.RcodeSuccess, webPods)
-		srv := query(t, addr, "_http._tcp."+webName, dns.TypeSRV)
-		if srv.rcode != dns.RcodeSuccess || len(srv.values) != len(webPods) {
-			t.Errorf("%s: headless SRV %v", c, srv)
+		var targets []string
+		for _, ip := range webPods {
+			targets = append(targets, "8080 "+strings.ReplaceAll(ip, ".", "-")+".member1."+webName)
 		}
-		for _, v := range srv.values {
-			target := strings.Fields(v)[1]
-			if !strings.HasPrefix(v, "8080 ") || !strings.HasSuffix(target, ".derived-web."+ns+".svc.cluster.local.") {
-				t.Errorf("%s: headless SRV record %q: want port 8080 and a per-endpoint target of the cluster domain", c, v)
-			}
-			if got := query(t, addr, target, dns.TypeA); got.rcode != dns.RcodeSuccess || len(got.values) != 1 || !slices.Contains(webPods, got.values[0]) {
-				t.Errorf("%s: SRV target %s resolves to %v, want one of %v", c, target, got, webPods)
-			}
+		waitAnswer(t, addr, "_http._tcp."+webName, dns.TypeSRV, dns.RcodeSuccess, sorted(targets))
+		for i, ip := range webPods {
+			waitAnswer(t, addr, strings.Fields(targets[i])[1], dns.TypeA, dns.RcodeSuccess, []string{ip})
 		}
-		// Names that are not clusterset services: NXDOMAIN, never a local Service's answer.
-		for _, n := range []string{"local." + ns + ".svc.clusterset.local.", "a.b.c.d.clusterset.local.", "nope." + ns + ".svc.clusterset.local."} {
+		// Headless with hostnames: each cluster's db-0 by its own name, never the other's.
+		waitAnswer(t, addr, dbName, dns.TypeA, dns.RcodeSuccess, sorted([]string{db0["member1"], db0["member2"]}))
+		waitAnswer(t, addr, "_http._tcp."+dbName, dns.TypeSRV, dns.RcodeSuccess, []string{"8080 db-0.member1." + dbName, "8080 db-0.member2." + dbName})
+		for _, src := range []string{"member1", "member2"} {
+			waitAnswer(t, addr, "db-0."+src+"."+dbName, dns.TypeA, dns.RcodeSuccess, []string{db0[src]})
+		}
+		// Names that are not clusterset services, ports or endpoints: NXDOMAIN, never a local
+		// Service's answer.
+		for _, n := range []string{"local." + ns + ".svc.clusterset.local.", "a.b.c.d.clusterset.local.", "nope." + ns + ".svc.clusterset.local.",
+			"db-0.member3." + dbName, "db-1.member1." + dbName, "_nope._tcp." + serveName, "db-0.member1." + serveName} {
 			if got := query(t, addr, n, dns.TypeA); got.rcode != dns.RcodeNameError {
 				t.Errorf("%s: %s = %s %v, want NXDOMAIN", c, n, dns.RcodeToString[got.rcode], got.values)
 			}
@@ -247,6 +293,16 @@ func TestDNSClusterset(t *testing.T) {
 		waitAnswer(t, addrs[c], serveName, dns.TypeA, dns.RcodeNameError, nil)
 		waitAnswer(t, addrs[c], webName, dns.TypeA, dns.RcodeSuccess, webPods)
 	}
+
+	// member3's DNS server stops: its clusterset names fail (CoreDNS's forward: SERVFAIL), its
+	// cluster.local names do not.
+	servers["member3"].stop()
+	waitAnswer(t, addrs["member3"], webName, dns.TypeA, dns.RcodeServerFailure, nil)
+	k, err := clients["member3"].kube.CoreV1().Services("default").Get(context.Background(), "kubernetes", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitAnswer(t, addrs["member3"], "kubernetes.default.svc.cluster.local.", dns.TypeA, dns.RcodeSuccess, []string{k.Spec.ClusterIP})
 
 	// status names the DNS name of each service.
 	if r := mustMCS(t, "status", "web", "-n", ns, "--contexts", allMembers); !strings.Contains(r.stdout, "DNS name:       web."+ns+".svc.clusterset.local\n") {
@@ -292,7 +348,7 @@ func importedServiceIPs(t *testing.T, c, ns, name string) []string {
 func TestDNSRefusesWhatItCannotEdit(t *testing.T) {
 	setCorefile(t, "member1", kubeadmCorefile)
 	setCorefile(t, "member2", kubeadmCorefile+"clusterset.local:53 {\n    whoami\n}\n")
-	r := mcs("init", "--contexts", "member1,member2", "--dns")
+	r := mcs("init", "--contexts", "member1,member2", "--dns", "--dns-server=127.0.0.1:5353")
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
 	if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], `cluster "member2"`) || !strings.Contains(lines[0], "configmap kube-system/coredns") || !strings.Contains(lines[0], "zone clusterset.local is already served") {
 		t.Errorf("want one line naming member2 and why, exit 1; got %d:\n%s", r.code, r.stderr)
@@ -301,11 +357,15 @@ func TestDNSRefusesWhatItCannotEdit(t *testing.T) {
 		t.Error("nothing may be written when one member cannot be edited")
 	}
 	setCorefile(t, "member2", "{ broken")
-	if r = mcs("init", "--contexts", "member2", "--dns"); r.code != 1 || !strings.Contains(r.stderr, "cannot parse the Corefile") {
+	if r = mcs("init", "--contexts", "member2", "--dns", "--dns-server=127.0.0.1:5353"); r.code != 1 || !strings.Contains(r.stderr, "cannot parse the Corefile") {
 		t.Errorf("unparsable Corefile: %d %s", r.code, r.stderr)
 	}
 	_ = clients["member3"].kube.CoreV1().ConfigMaps("kube-system").Delete(context.Background(), "coredns", metav1.DeleteOptions{})
-	if r = mcs("init", "--contexts", "member3", "--dns"); r.code != 1 || !strings.Contains(r.stderr, `cluster "member3": configmap kube-system/coredns not found`) {
+	if r = mcs("init", "--contexts", "member3", "--dns", "--dns-server=127.0.0.1:5353"); r.code != 1 || !strings.Contains(r.stderr, `cluster "member3": configmap kube-system/coredns not found`) {
 		t.Errorf("missing ConfigMap: %d %s", r.code, r.stderr)
+	}
+	// CoreDNS's forward takes IP addresses only.
+	if r = mcs("init", "--contexts", "member1", "--dns", "--dns-server=kubectl-mcs-dns.kubectl-mcs-system"); r.code != 1 || !strings.Contains(r.stderr, "--dns-server: \"kubectl-mcs-dns.kubectl-mcs-system\" is not an IP address") {
+		t.Errorf("a host name for --dns-server: %d %s", r.code, r.stderr)
 	}
 }
