@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +19,12 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/internal/logcapture"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 )
+
+// TestMain installs the klog capture before any test starts a goroutine that logs.
+func TestMain(m *testing.M) {
+	logcapture.Install()
+	os.Exit(m.Run())
+}
 
 // fakeAPIServer answers what a joining member asks: /readyz, the mcs-api discovery, and empty
 // lists and watches (a streaming list's closing bookmark included) of the kinds it watches.
@@ -66,7 +73,7 @@ func fakeAPIServer(t *testing.T) *httptest.Server {
 // A member that joins says so only at -v=2: one-shot commands wrote "member joined" to stderr
 // every time.
 func TestJoinIsQuietByDefault(t *testing.T) {
-	logged := logcapture.Start(t)
+	logged := logcapture.Since()
 
 	cfg := &rest.Config{Host: fakeAPIServer(t).URL}
 	cs, err := kubernetes.NewForConfig(cfg)

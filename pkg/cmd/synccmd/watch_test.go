@@ -3,6 +3,7 @@ package synccmd
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 	"time"
 
@@ -11,9 +12,15 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/internal/logcapture"
 )
 
+// TestMain installs the klog capture before any test starts a goroutine that logs.
+func TestMain(m *testing.M) {
+	logcapture.Install()
+	os.Exit(m.Run())
+}
+
 // sync --watch says that its caches synced only at -v=2, as a member that joins does.
 func TestWatchIsQuietByDefault(t *testing.T) {
-	logged := logcapture.Start(t)
+	logged := logcapture.Since()
 
 	var out bytes.Buffer
 	o := &Options{Workers: 1, MetricsAddr: "0", HealthAddr: "0", IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}
