@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"testing"
 
 	"k8s.io/klog/v2"
 	"k8s.io/klog/v2/textlogger"
@@ -20,6 +21,12 @@ var all lines
 // it from TestMain, before m.Run.
 func Install() {
 	klog.SetLogger(textlogger.NewLogger(textlogger.NewConfig(textlogger.Output(io.MultiWriter(os.Stderr, &all)))))
+}
+
+// Main is a TestMain that installs the capture, then runs the tests.
+func Main(m *testing.M) {
+	Install()
+	os.Exit(m.Run())
 }
 
 // Since returns a function that says what has been logged since this call.

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -21,10 +20,7 @@ import (
 )
 
 // TestMain installs the klog capture before any test starts a goroutine that logs.
-func TestMain(m *testing.M) {
-	logcapture.Install()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { logcapture.Main(m) }
 
 // fakeAPIServer answers what a joining member asks: /readyz, the mcs-api discovery, and empty
 // lists and watches (a streaming list's closing bookmark included) of the kinds it watches.

@@ -3,7 +3,6 @@ package synccmd
 import (
 	"bytes"
 	"context"
-	"os"
 	"testing"
 	"time"
 
@@ -13,10 +12,7 @@ import (
 )
 
 // TestMain installs the klog capture before any test starts a goroutine that logs.
-func TestMain(m *testing.M) {
-	logcapture.Install()
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { logcapture.Main(m) }
 
 // sync --watch says that its caches synced only at -v=2, as a member that joins does.
 func TestWatchIsQuietByDefault(t *testing.T) {
