@@ -102,12 +102,12 @@ func (s *Server) Run(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster %q: %w", s.member.ID, err)
 	}
-	klog.InfoS("waiting for the caches to sync", "cluster", s.member.ID, "mcsVersion", version)
+	klog.V(2).InfoS("waiting for the caches to sync", "cluster", s.member.ID, "mcsVersion", version)
 	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
 		return nil // ctx ended
 	}
 	s.source.Store(c)
-	klog.InfoS("caches synced; answering", "cluster", s.member.ID, "zone", s.cfg.Zone.Domain, "listen", s.Addr(), "holding", c.String())
+	klog.V(2).InfoS("caches synced; answering", "cluster", s.member.ID, "zone", s.cfg.Zone.Domain, "listen", s.Addr(), "holding", c.String())
 	select {
 	case <-ctx.Done():
 		return nil

@@ -21,11 +21,14 @@ import (
 	k8stesting "k8s.io/client-go/testing"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/internal/logcapture"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dnszone"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
+
+func TestMain(m *testing.M) { logcapture.Main(m) }
 
 func serviceImport(version, name string, t mcsv1beta1.ServiceImportType, ips ...string) *unstructured.Unstructured {
 	u := &unstructured.Unstructured{Object: map[string]any{
@@ -210,5 +213,18 @@ func TestListenRefusesATakenPort(t *testing.T) {
 	other := New(m, Config{Listen: s.Addr()})
 	if err := other.Listen(); err == nil || !strings.Contains(err.Error(), "listening on "+s.Addr()) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// Nothing is logged per query, nor when all goes well, at the default verbosity.
+func TestQuietByDefault(t *testing.T) {
+	logged := logcapture.Since()
+	m, _ := member(t, mcsapi.V1beta1, nil, serviceImport(mcsapi.V1beta1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
+	s, _ := start(t, m)
+	for range 3 {
+		eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")
+	}
+	if got := logged(); got != "" {
+		t.Errorf("at the default verbosity, the DNS server logs:\n%s", got)
 	}
 }
