@@ -76,6 +76,26 @@ if [ -n "$real" ]; then
     --command -- curl -sS --retry 5 --retry-all-errors --retry-delay 1 http://serve.demo.svc.clusterset.local
 else
   echo "demo: this machine runs no real nodes ($(bash test/testbed/node.sh check || true)); resolving on the host instead"
+  # member2's DNS server runs on this host too, and the CoreDNS that resolve starts forwards to it.
+  dns_addr=127.0.0.1:${DEMO_DNS_PORT:-25353} health=127.0.0.1:${DEMO_DNS_HEALTH_PORT:-25354}
+  step kubectl mcs init --contexts=member2 --dns --dns-server=$dns_addr
+  printf '\n\033[1m$ %s &\033[0m\n' "kubectl mcs dns-server --context member2 --listen $dns_addr"
+  dns_log=$(mktemp)
+  kubectl-mcs dns-server --context member2 --listen "$dns_addr" --health-probe-bind-address "$health" 2>"$dns_log" &
+  dns_pid=$!
+  trap 'kill "$dns_pid" 2>/dev/null; rm -f "$dns_log"' EXIT
+  # It answers once its caches have synced: its /readyz, read with bash alone.
+  readyz() {
+    exec 3<>"/dev/tcp/${health%:*}/${health#*:}" || return 1
+    printf 'GET /readyz HTTP/1.0\r\n\r\n' >&3
+    local status; read -r status <&3; exec 3>&-
+    [[ $status == *" 200 "* ]]
+  }
+  for _ in $(seq 150); do
+    readyz 2>/dev/null && break
+    kill -0 "$dns_pid" 2>/dev/null || { cat "$dns_log" >&2; exit 1; }
+    sleep 0.2
+  done
   step go run ./test/testbed/resolve -context member2 serve.demo.svc.clusterset.local
 fi
 printf '\nThe clusters stay up: KUBECONFIG=%s kubectl --context member2 get svc -A\nStop them with: make testbed-down\n' "$KUBECONFIG"
