@@ -124,6 +124,9 @@ func main() {
 	flag.StringVar(&c.profileDir, "profile-dir", "", "run sync with --profiling and save CPU (first 30 s of converge) and heap profiles here")
 	flag.BoolVar(&c.watchedReplay, "watched-replay", false, "replay the converge writes a second time, watched by informers of the kinds sync and the bench watched converge with")
 	floorChild := flag.Bool(informerFloorFlag, false, "internal: hold informers of -contexts and print the peak RSS (the memory floor)")
+	firstPacket := flag.Bool("first-packet", false, "time to first packet on a real-node bed (the first two -contexts: provider, consumer) instead")
+	image := flag.String("image", "", "with -first-packet: the test bed's toolbox image (node.sh env)")
+	dnsServer := flag.String("dns-server", "127.0.0.1:5353", "with -first-packet: where each node's kubectl mcs dns-server answers")
 	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
 	flag.Parse()
 	if *floorChild {
@@ -135,6 +138,24 @@ func main() {
 	if *curve != "" {
 		if err := renderCurve(strings.Split(*curve, ","), c.markdown); err != nil {
 			fail(err)
+		}
+		return
+	}
+	if *firstPacket {
+		c.contexts = strings.Split(*contexts, ",")
+		c.samples = envInt("BENCH_PACKET_SAMPLES", 10)
+		if len(c.contexts) < 2 || *image == "" {
+			fail(fmt.Errorf("-first-packet: need two -contexts and -image"))
+		}
+		table, err := runFirstPacket(context.Background(), c, *image, *dnsServer)
+		if err != nil {
+			fail(err)
+		}
+		fmt.Println(table)
+		if c.markdown != "" {
+			if err := rewriteSection(c.markdown, packetBeginMark, packetEndMark, table); err != nil {
+				fail(err)
+			}
 		}
 		return
 	}
