@@ -20,6 +20,7 @@ BENCH_TESTBED_DIR ?= $(CACHE)/testbed-bench
 SOAK_TESTBED_DIR ?= $(CACHE)/testbed-soak
 # make test-traffic: clusters with real nodes (test/testbed/node.sh) and real packets between them.
 TRAFFIC_TESTBED_DIR ?= $(CACHE)/testbed-traffic
+PACKET_TESTBED_DIR ?= $(CACHE)/testbed-packets
 BENCH_SERVICES ?= 200
 # Karmada material for the e2e "karmada" stand-in, kept outside the repository: its CRDs, and its
 # sources (charts/karmada/_crds/bases/multicluster/ holds the mcs-api CRDs Karmada bundles). When
@@ -37,7 +38,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DIST_JOBS     ?= 3
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada bench bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada bench bench-first-packet bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
 
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-mcs
@@ -115,10 +116,15 @@ test-traffic: build testbed-build
 test-karmada: build testbed-build
 	@if [ ! -f "$(KARMADA_SOURCES)/go.mod" ]; then \
 	  echo "test-karmada: skipped: no Karmada sources at $(KARMADA_SOURCES) (set KARMADA_SOURCES)"; exit 0; fi; \
-	status=0; \
-	TESTBED_DIR=$(KARMADA_TESTBED_DIR) KARMADA_SOURCES=$(KARMADA_SOURCES) bash test/testbed/karmada.sh up member1 member2 member3 || status=$$?; \
+	status=0; real=; \
+	if bash test/testbed/node.sh check >/dev/null; then real=member1,member2; \
+	else echo "test-karmada: no request from a pod: $$(bash test/testbed/node.sh check)"; fi; \
+	TESTBED_DIR=$(KARMADA_TESTBED_DIR) TESTBED_REALNODE=$$real KARMADA_SOURCES=$(KARMADA_SOURCES) \
+	  bash test/testbed/karmada.sh up member1 member2 member3 || status=$$?; \
 	if [ $$status -eq 0 ]; then \
+	  [ -z "$$real" ] || eval "$$(TESTBED_DIR=$(KARMADA_TESTBED_DIR) bash test/testbed/node.sh env)"; \
 	  TESTBED_DIR=$(KARMADA_TESTBED_DIR) E2E_KARMADA_REAL_KUBECONFIG=$(KARMADA_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) \
+	  E2E_SERVE_IMAGE=$${TOOLBOX_IMAGE:-} \
 	    go test -count=1 -tags e2e -timeout 20m -run '^TestKarmadaReal' -v ./test/e2e || status=$$?; \
 	fi; \
 	TESTBED_DIR=$(KARMADA_TESTBED_DIR) bash test/testbed/testbed.sh down; \
@@ -130,6 +136,22 @@ bench: build testbed-build
 	status=0; \
 	BENCH_SERVICES=$(BENCH_SERVICES) go run ./bench -kubeconfig $(BENCH_TESTBED_DIR)/kubeconfig -binary $(BIN) || status=$$?; \
 	TESTBED_DIR=$(BENCH_TESTBED_DIR) bash test/testbed/testbed.sh down; \
+	[ $$status -ne 0 ] || $(MAKE) --no-print-directory bench-first-packet || status=$$?; \
+	exit $$status
+
+# Time to first packet (part of bench), on member1 and member2 with real nodes: from expose, from a
+# new provider pod's Ready, and from a pod's deletion, against a plain local Service in the same run.
+bench-first-packet: build testbed-build
+	@if ! why=$$(bash test/testbed/node.sh check); then echo "bench-first-packet: skipped: $$why"; exit 0; fi; \
+	status=0; \
+	TESTBED_DIR=$(PACKET_TESTBED_DIR) TESTBED_REALNODE=member1,member2 KUBECTL_MCS_BINARY=$(BIN) \
+	  bash test/testbed/testbed.sh up member1 member2 || status=$$?; \
+	if [ $$status -eq 0 ]; then \
+	  eval "$$(TESTBED_DIR=$(PACKET_TESTBED_DIR) bash test/testbed/node.sh env)"; \
+	  go run ./bench -first-packet -contexts member1,member2 -kubeconfig $(PACKET_TESTBED_DIR)/kubeconfig -binary $(BIN) \
+	    -image $$TOOLBOX_IMAGE -dns-server $$DNS_SERVER || status=$$?; \
+	fi; \
+	TESTBED_DIR=$(PACKET_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status
 
 # Not a test either: the benchmark at 1,000-10,000 services on 5 clusters (BENCH_SCALE_RUNS, see

@@ -12,6 +12,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -84,9 +85,26 @@ func karmadaNamespace(t *testing.T, prefix string) string {
 	return ns
 }
 
+// serveImage runs serve's pods where member1 and member2 have real nodes (make test-karmada sets
+// it, from test/testbed/node.sh env): the test bed's echo server, which answers with its node's
+// name. Empty on kwok members, whose pods run nothing: the seed's own image is kept there.
+var serveImage = os.Getenv("E2E_SERVE_IMAGE")
+
 // serveOnControlPlane writes the seed guide's serve Deployment and Service on the control plane.
 func serveOnControlPlane(t *testing.T, ns string, replicas int32) {
 	t.Helper()
+	container := corev1.Container{
+		Name: "serve", Image: "jeremyot/serve:0a40de8",
+		Args:  []string{"--message='hello from cluster member (Node: {{env \"NODE_NAME\"}} Pod: {{env \"POD_NAME\"}} Address: {{addr}})'"},
+		Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
+	}
+	if serveImage != "" {
+		container.Image, container.Args = serveImage, []string{"-ports=8080"}
+		container.Env = []corev1.EnvVar{
+			{Name: "CLUSTER", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "spec.nodeName"}}},
+			{Name: "POD_NAME", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: "metadata.name"}}},
+		}
+	}
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "serve", Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
@@ -94,11 +112,7 @@ func serveOnControlPlane(t *testing.T, ns string, replicas int32) {
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "serve"}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "serve"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{{
-					Name: "serve", Image: "jeremyot/serve:0a40de8",
-					Args:  []string{"--message='hello from cluster member (Node: {{env \"NODE_NAME\"}} Pod: {{env \"POD_NAME\"}} Address: {{addr}})'"},
-					Ports: []corev1.ContainerPort{{ContainerPort: 8080}},
-				}}},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{container}},
 			},
 		},
 	}
@@ -220,6 +234,37 @@ func noneOfOurs(t *testing.T, ns string) {
 	})
 }
 
+// requestFromConsumer is the seeds' last step with real pods: a pod in member2 calls svc by its
+// name in the cluster (seed 002: serve.NS.svc; 001/004: derived-serve.NS.svc), and member1's pod
+// answers through the Service and EndpointSlices Karmada gave member2. Only where member1 and
+// member2 have real nodes (serveImage).
+func requestFromConsumer(t *testing.T, ns, svc string) {
+	t.Helper()
+	if serveImage == "" {
+		t.Log("no request from a pod: member1 and member2 have no real nodes (E2E_SERVE_IMAGE unset)")
+		return
+	}
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "request-" + svc, Namespace: ns},
+		Spec: corev1.PodSpec{
+			TerminationGracePeriodSeconds: new(int64),
+			Containers:                    []corev1.Container{{Name: "request", Image: serveImage, Command: []string{"sleep", "infinity"}}},
+		},
+	}
+	if _, err := clients["member2"].kube.CoreV1().Pods(ns).Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("member2: creating pod %s/%s: %v", ns, pod.Name, err)
+	}
+	url := fmt.Sprintf("http://%s.%s.svc/", svc, ns)
+	eventually(t, "a request from a pod in member2 to "+url+" answered by member1", func() error {
+		out, err := runKubectl("member2", "-n", ns, "exec", pod.Name, "--", "curl", "-sS", "--max-time", "2", url)
+		if err != nil || !strings.Contains(string(out), " member1-node tcp 8080") {
+			return fmt.Errorf("curl %s: %v: %s", url, err, out)
+		}
+		t.Logf("member2 -> %s: %s", url, strings.TrimSpace(string(out)))
+		return nil
+	})
+}
+
 // seedWorkloadPolicy is the PropagationPolicy of the seed guides placing serve in member1.
 func seedWorkloadPolicy(t *testing.T, ns string) {
 	t.Helper()
@@ -262,6 +307,7 @@ func TestKarmadaRealMultiClusterService(t *testing.T) {
 	})
 	names := slicesFollow(t, "member2", ns, "serve", ips)
 	t.Logf("member2 slices of serve: %v, addresses %v (member1's pod IPs)", names, ips)
+	requestFromConsumer(t, ns, "serve")
 
 	scaleOnControlPlane(t, ns, 3)
 	ips = readyPodIPs(t, "member1", ns, 3)
@@ -399,6 +445,7 @@ func TestKarmadaRealServiceExport(t *testing.T) {
 	}
 	scaleOnControlPlane(t, ns, 3)
 	slicesFollow(t, "member2", ns, "derived-serve", readyPodIPs(t, "member1", ns, 3))
+	requestFromConsumer(t, ns, "derived-serve")
 
 	// Scenario 3: unexpose.
 	r = mustMCS(t, "unexpose", "serve", "-n", ns, "--karmada-context", karmadaCtx)
