@@ -29,7 +29,7 @@ func TestForHost(t *testing.T) {
 	for _, want := range []string{
 		".:15353 {\n    bind 127.0.0.1\n    errors\n",
 		"kubernetes cluster.local in-addr.arpa ip6.arpa {\n        kubeconfig /tmp/kc member2\n       pods insecure\n",
-		"clusterset.local:15353 {\n    bind 127.0.0.1\n    errors\n    cache 5\n    forward . 10.96.0.53:53 # service kubectl-mcs-system/kubectl-mcs-dns\n}\n",
+		"clusterset.local:15353 {\n    bind 127.0.0.1\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 10.96.0.53:53 # service kubectl-mcs-system/kubectl-mcs-dns\n}\n",
 		"forward . /etc/resolv.conf {\n",
 	} {
 		if !strings.Contains(out, want) {

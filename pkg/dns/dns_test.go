@@ -129,7 +129,7 @@ func TestApplyTakesTheClusterBlocksPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(out, "clusterset.local:1053 {\n    errors\n    cache 5\n    forward . 127.0.0.1:5353\n}\n"+EndMarker+"\n") {
+	if !strings.HasSuffix(out, "clusterset.local:1053 {\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 127.0.0.1:5353\n}\n"+EndMarker+"\n") {
 		t.Errorf("our block must listen on the kubernetes block's port:\n%s", out)
 	}
 	if strings.Count(out, "kubeconfig") != 1 {

@@ -141,13 +141,15 @@ func Apply(corefile, domain string, up Upstream) (string, error) {
 }
 
 // Block renders our server block: the zone, on the port of the cluster's own block, forwarded to
-// the member's DNS server. cache 5 matches the DNS server's TTL, so a change shows within seconds.
+// the member's DNS server. cache 5 matches the DNS server's TTL, so a change shows within seconds;
+// denials are not cached (as kubeadm's Corefile does for cluster.local), so a name exported just
+// after a client asked for it answers at once rather than after the negative TTL.
 // No other plugin answers there: a local Service never answers a clusterset name.
 func Block(domain, port string, up Upstream) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s (written by kubectl mcs init --dns; init --dns=false removes it)\n", BeginMarker)
 	fmt.Fprintf(&sb, "%s:%s {\n", domain, port)
-	sb.WriteString("    errors\n    cache 5\n")
+	sb.WriteString("    errors\n    cache 5 {\n        disable denial\n    }\n")
 	fmt.Fprintf(&sb, "    forward . %s", up.Addr)
 	if up.Service != "" {
 		sb.WriteString(" " + serviceComment + up.Service)

@@ -158,7 +158,8 @@ func (s *Server) serve(errc chan<- error) (stop func()) {
 }
 
 // servedVersion asks the member which mcs-api version it serves, retrying with backoff until it
-// answers; a member without the CRDs is an error.
+// answers. A member without the CRDs is waited for too: the DNS server may well be deployed
+// before `kubectl mcs init`, and a crash loop would say less than the one line logged here.
 func (s *Server) servedVersion(ctx context.Context) (string, error) {
 	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 15 * time.Second}
 	for attempt := 0; ; attempt++ {
@@ -166,10 +167,9 @@ func (s *Server) servedVersion(ctx context.Context) (string, error) {
 		if err == nil {
 			return v, nil
 		}
-		if errors.As(err, &mcsapi.ErrNotInstalled{}) {
-			return "", fmt.Errorf("cluster %q: %w; the DNS server answers from its ServiceImports", s.member.ID, err)
-		}
-		if attempt == 0 {
+		if attempt == 0 && errors.As(err, &mcsapi.ErrNotInstalled{}) {
+			klog.InfoS("waiting for the mcs-api CRDs (run: kubectl mcs init); answering SERVFAIL meanwhile", "cluster", s.member.ID, "err", err)
+		} else if attempt == 0 {
 			klog.InfoS("member not read yet; retrying, answering SERVFAIL meanwhile", "cluster", s.member.ID, "err", err)
 		} else {
 			klog.V(2).InfoS("member still not read", "cluster", s.member.ID, "err", err)

@@ -194,17 +194,20 @@ func TestServfailUntilSynced(t *testing.T) {
 	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")
 }
 
-func TestNoCRDs(t *testing.T) {
+// A member without the CRDs is waited for (init may come after the DNS server), answering
+// SERVFAIL and not ready meanwhile.
+func TestNoCRDsIsWaitedFor(t *testing.T) {
 	m, _ := member(t, "", nil)
-	_, done := start(t, m)
+	s, done := start(t, m)
 	select {
 	case err := <-done:
-		if err == nil || !strings.Contains(err.Error(), `cluster "member2": the ServiceExport/ServiceImport CRDs are not installed`) {
-			t.Errorf("err = %v", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run must fail when the member serves no mcs-api CRDs")
+		t.Fatalf("Run ended on a member without the CRDs: %v", err)
+	case <-time.After(2 * time.Second):
 	}
+	if code := readyz(t, s); code != http.StatusServiceUnavailable {
+		t.Errorf("/readyz = %d while the CRDs are missing", code)
+	}
+	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "SERVFAIL ")
 }
 
 func TestListenRefusesATakenPort(t *testing.T) {

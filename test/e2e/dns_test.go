@@ -192,7 +192,7 @@ func TestDNSClusterset(t *testing.T) {
 		if !strings.Contains(r.stdout, c+": configmap/coredns configured (clusterset DNS added) -n kube-system") {
 			t.Errorf("init --dns output lacks %s:\n%s", c, r.stdout)
 		}
-		if got := corefile(t, c); !strings.HasPrefix(got, kubeadmCorefile) || !strings.HasSuffix(got, "clusterset.local:53 {\n    errors\n    cache 5\n    forward . 127.0.0.1:5353\n}\n# kubectl-mcs:end\n") {
+		if got := corefile(t, c); !strings.HasPrefix(got, kubeadmCorefile) || !strings.HasSuffix(got, "clusterset.local:53 {\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 127.0.0.1:5353\n}\n# kubectl-mcs:end\n") {
 			t.Errorf("%s: the Corefile must keep kubeadm's block and add ours:\n%s", c, got)
 		}
 	}
