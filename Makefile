@@ -108,6 +108,8 @@ test-traffic: build testbed-build
 	    TRAFFIC_DNS_SERVER=$$DNS_SERVER go test -count=1 -tags traffic -timeout 30m -v ./test/traffic || status=$$?; \
 	fi; \
 	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/testbed.sh down; \
+	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
+	  { echo "test-traffic: tearing the real nodes down left the above behind"; status=1; }; \
 	exit $$status
 
 # The seed scenarios through a real Karmada control plane (karmada-apiserver, -webhook,

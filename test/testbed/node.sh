@@ -14,6 +14,8 @@
 #   node.sh down [NAME...]     stop them by recorded PID and remove every mount, namespace, link
 #                              and cgroup they made (default: every node of the bed)
 #   node.sh env                print the images and addresses the tests use
+#   node.sh leftovers          list any process, mount, namespace, link or cgroup of the bed's
+#                              nodes still there (exit 1 if any): make test-traffic runs it after down
 #
 # KUBECTL_MCS_BINARY, when set, also runs `kubectl mcs dns-server` in each node on 127.0.0.1:5353,
 # the address `kubectl mcs init --dns --dns-server=127.0.0.1:5353` makes CoreDNS forward to.
@@ -325,6 +327,20 @@ case "$cmd" in
     rmdir "$NODES" 2>/dev/null || true
     # The segment goes with the last node (its host veth with the namespace).
     if [ ! -d "$NODES" ]; then ip netns del "$NETNS" 2>/dev/null || true; fi
+    ;;
+  leftovers)
+    left=$( {
+      ip netns list 2>/dev/null | awk '{print $1}' | grep "^mcs$tag-" | sed 's/^/network namespace /' || true
+      ip -o link 2>/dev/null | awk -F': ' '{print $2}' | grep "^mcs$tag" | sed 's/^/link /' || true
+      awk -v d="$NODES/" 'index($5, d) == 1 {print "mount " $5}' /proc/self/mountinfo
+      for m in $(awk '$3 == "cgroup" || $3 == "cgroup2" {print $2}' /proc/self/mounts); do
+        for c in "$m"/mcs"$tag"-*; do [ -d "$c" ] && echo "cgroup $c"; done
+      done
+      for p in /proc/[0-9]*; do
+        grep -qF "$NODES/" "$p/cmdline" 2>/dev/null && echo "process ${p#/proc/}: $(tr '\0' ' ' <"$p/cmdline" | cut -c1-120)"
+      done
+    } 2>/dev/null || true)
+    [ -z "$left" ] || { echo "$left"; exit 1; }
     ;;
   env)
     eval "$(bash "$here/../images/build.sh" 2>/dev/null | tr ' ' '\n' | grep -E '^[A-Z_]+=')"
