@@ -112,7 +112,7 @@ func serveOnControlPlane(t *testing.T, ns string, replicas int32) {
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "serve"}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "serve"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{container}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{container}},
 			},
 		},
 	}

@@ -206,4 +206,6 @@ func unexpose(t *testing.T, ns, name string, contexts ...string) {
 	must(t, mcs("unexpose", name, "-n", ns, "--contexts", strings.Join(contexts, ",")), "unexpose "+name)
 }
 
-func clustersetName(name, ns string) string { return fmt.Sprintf("%s.%s.svc.clusterset.local", name, ns) }
+func clustersetName(name, ns string) string {
+	return fmt.Sprintf("%s.%s.svc.clusterset.local", name, ns)
+}
