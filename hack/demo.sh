@@ -73,7 +73,7 @@ step kubectl mcs status -n demo --contexts=$CONTEXTS
 if [ -n "$real" ]; then
   # A pod in member2 asks the clusterset name; member1's pod answers "POD CLUSTER PROTO PORT".
   step kubectl --context member2 -n demo run request --image="$TOOLBOX_IMAGE" --restart=Never --rm -i --quiet \
-    --command -- curl -sS --retry 5 --retry-all-errors --retry-delay 1 http://serve.demo.svc.clusterset.local
+    --command -- curl -sS --retry 20 --retry-all-errors --retry-delay 1 http://serve.demo.svc.clusterset.local
 else
   echo "demo: this machine runs no real nodes ($(bash test/testbed/node.sh check || true)); resolving on the host instead"
   # member2's DNS server runs on this host too, and the CoreDNS that resolve starts forwards to it.

@@ -161,7 +161,9 @@ func (s *Server) serve(errc chan<- error) (stop func()) {
 // answers. A member without the CRDs is waited for too: the DNS server may well be deployed
 // before `kubectl mcs init`, and a crash loop would say less than the one line logged here.
 func (s *Server) servedVersion(ctx context.Context) (string, error) {
-	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 15 * time.Second}
+	// A short cap: one discovery request every 2 s is cheap, and a DNS server that starts
+	// answering 15 s after `init` looks broken.
+	backoff := wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 2 * time.Second}
 	for attempt := 0; ; attempt++ {
 		v, err := mcsapi.ServedVersion(s.member.Discovery)
 		if err == nil {
