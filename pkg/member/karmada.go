@@ -26,7 +26,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/karmada"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 var clusterPropagationPolicies = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "clusterpropagationpolicies"}
@@ -101,8 +101,8 @@ func ConnectControlPlane(name string, cfg *rest.Config, cfgErr error) (*ControlP
 }
 
 // Read lists every resource once, concurrently.
-func (cp *ControlPlane) Read(ctx context.Context, ns string, chunk int64) (status.KarmadaInput, error) {
-	in := status.KarmadaInput{ControlPlane: cp.name}
+func (cp *ControlPlane) Read(ctx context.Context, ns string, chunk int64) (snapshot.Karmada, error) {
+	in := snapshot.Karmada{ControlPlane: cp.name}
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -174,7 +174,7 @@ func (cp *ControlPlane) Read(ctx context.Context, ns string, chunk int64) (statu
 
 // Watch keeps informers on the control plane until ctx ends, calling notify on every change;
 // the function it returns reads them.
-func (cp *ControlPlane) Watch(ctx context.Context, ns string, notify func()) (func() status.KarmadaInput, error) {
+func (cp *ControlPlane) Watch(ctx context.Context, ns string, notify func()) (func() snapshot.Karmada, error) {
 	h := cache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { notify() },
 		UpdateFunc: func(any, any) { notify() },
@@ -222,8 +222,8 @@ func (cp *ControlPlane) Watch(ctx context.Context, ns string, notify func()) (fu
 		}
 		return out
 	}
-	return func() status.KarmadaInput {
-		in := status.KarmadaInput{ControlPlane: cp.name, MultiClusterServices: objs(cp.mcs),
+	return func() snapshot.Karmada {
+		in := snapshot.Karmada{ControlPlane: cp.name, MultiClusterServices: objs(cp.mcs),
 			ServiceExports: objs(cp.exports), ServiceImports: objs(cp.imports),
 			Policies: append(objs(cp.pps), objs(cp.cpps)...)}
 		svcs, _ := svcInf.Lister().List(labels.Everything())

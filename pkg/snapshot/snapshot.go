@@ -1,6 +1,6 @@
 // Package snapshot holds what was read from one member cluster, the one shape in which `sync`'s
-// engine and `status` both take it, and the one index over it. It is pure: reading is
-// pkg/member's.
+// engine and `status` both take it, and the one index over it; and what was read from a Karmada
+// control plane. It is pure: reading is pkg/member's.
 package snapshot
 
 import (

@@ -13,6 +13,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // Karmada MultiClusterService condition types (networking.karmada.io/v1alpha1).
@@ -21,20 +22,8 @@ const (
 	ConditionEndpointSliceDispatched = "EndpointSliceDispatched"
 )
 
-// KarmadaInput is what was read from a Karmada control plane.
-type KarmadaInput struct {
-	ControlPlane         string
-	MultiClusterServices []*unstructured.Unstructured
-	ServiceExports       []*unstructured.Unstructured
-	ServiceImports       []*unstructured.Unstructured
-	// PropagationPolicies and ClusterPropagationPolicies (policy.karmada.io/v1alpha1).
-	Policies []*unstructured.Unstructured
-	// Services are the namespace/name of the control plane's Services.
-	Services []key
-}
-
 // BuildKarmada joins the control plane's objects into the Karmada status list.
-func BuildKarmada(in KarmadaInput) *KarmadaServiceStatusList {
+func BuildKarmada(in snapshot.Karmada) *KarmadaServiceStatusList {
 	out := &KarmadaServiceStatusList{ControlPlane: in.ControlPlane, MultiClusterServices: []KarmadaMCSStatus{},
 		ServiceExports: []KarmadaObjectStatus{}, ServiceImports: []KarmadaObjectStatus{}}
 	out.APIVersion, out.Kind = APIVersion, KindKarmada

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 func obj(apiVersion, kind, ns, name string, spec map[string]any, conds ...map[string]any) *unstructured.Unstructured {
@@ -58,8 +60,8 @@ func policy(ns, name string, clusters []any, selectors ...map[string]any) *unstr
 	return u
 }
 
-func karmadaInput() KarmadaInput {
-	return KarmadaInput{
+func karmadaInput() snapshot.Karmada {
+	return snapshot.Karmada{
 		ControlPlane: "karmada-apiserver",
 		MultiClusterServices: []*unstructured.Unstructured{
 			mcs("ok", cond("ServiceApplied", "True", "ServiceAppliedSucceed", "applied"), cond("EndpointSliceDispatched", "True", "Dispatched", "ok")),
@@ -183,7 +185,7 @@ func TestKarmadaDeprecatedFields(t *testing.T) {
 		"serviceProvisionClusters": []any{"member1"},
 		"range":                    map[string]any{"clusterNames": []any{"member2"}},
 	})
-	m := BuildKarmada(KarmadaInput{MultiClusterServices: []*unstructured.Unstructured{u}}).MultiClusterServices[0]
+	m := BuildKarmada(snapshot.Karmada{MultiClusterServices: []*unstructured.Unstructured{u}}).MultiClusterServices[0]
 	if !reflect.DeepEqual(m.ProviderClusters, []string{"member1"}) || !reflect.DeepEqual(m.ConsumerClusters, []string{"member2"}) {
 		t.Errorf("providers %v consumers %v", m.ProviderClusters, m.ConsumerClusters)
 	}

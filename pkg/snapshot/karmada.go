@@ -1,0 +1,18 @@
+package snapshot
+
+import "k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+// Karmada is what was read from a Karmada control plane (member.ControlPlane), for status and
+// diagnose: its objects as served, undecoded.
+type Karmada struct {
+	// ControlPlane names the control plane (its context).
+	ControlPlane         string
+	MultiClusterServices []*unstructured.Unstructured
+	ServiceExports       []*unstructured.Unstructured
+	ServiceImports       []*unstructured.Unstructured
+	// Policies are the PropagationPolicies and ClusterPropagationPolicies
+	// (policy.karmada.io/v1alpha1).
+	Policies []*unstructured.Unstructured
+	// Services are the namespace/name of the control plane's Services.
+	Services []Key
+}
