@@ -72,8 +72,13 @@ step kubectl --context member2 -n demo get serviceimports,svc,endpointslices
 step kubectl mcs status -n demo --contexts=$CONTEXTS
 if [ -n "$real" ]; then
   # A pod in member2 asks the clusterset name; member1's pod answers "POD CLUSTER PROTO PORT".
-  step kubectl --context member2 -n demo run request --image="$TOOLBOX_IMAGE" --restart=Never --rm -i --quiet \
+  kubectl --context member2 -n demo delete pod request --ignore-not-found >/dev/null
+  step kubectl --context member2 -n demo run request --image="$TOOLBOX_IMAGE" --restart=Never \
     --command -- curl -sS --retry 20 --retry-all-errors --retry-delay 1 http://serve.demo.svc.clusterset.local
+  kubectl --context member2 -n demo wait pod/request --for=jsonpath='{.status.phase}'=Succeeded --timeout=90s >/dev/null ||
+    { kubectl --context member2 -n demo logs request >&2; exit 1; }
+  step kubectl --context member2 -n demo logs request
+  kubectl --context member2 -n demo delete pod request --wait=false >/dev/null
 else
   echo "demo: this machine runs no real nodes ($(bash test/testbed/node.sh check || true)); resolving on the host instead"
   # member2's DNS server runs on this host too, and the CoreDNS that resolve starts forwards to it.
