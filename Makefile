@@ -132,7 +132,7 @@ test-karmada: build testbed-build
 	TESTBED_DIR=$(KARMADA_TESTBED_DIR) bash test/testbed/testbed.sh down; \
 	exit $$status
 
-# Not a test: figures for BENCHMARKS.md (rewrites its generated section and bench/results.json).
+# Not a test: figures for BENCHMARKS.md (rewrites its generated section and bench/out/results.json).
 bench: build testbed-build
 	TESTBED_DIR=$(BENCH_TESTBED_DIR) bash test/testbed/testbed.sh up member1 member2 member3
 	status=0; \
@@ -157,7 +157,7 @@ bench-first-packet: build testbed-build
 	exit $$status
 
 # Not a test either: the benchmark at 1,000-10,000 services on 5 clusters (BENCH_SCALE_RUNS, see
-# bench/scale.sh), each run on a fresh test bed of its own; figures in bench/scale/ and the curve
+# bench/scale.sh), each run on a fresh test bed of its own; figures in bench/out/scale/ and the curve
 # in BENCHMARKS.md. Takes an hour or more.
 bench-scale: build testbed-build
 	TESTBED_DIR=$(CACHE)/testbed-scale BINARY=$(BIN) bash bench/scale.sh

@@ -12,7 +12,7 @@ const (
 )
 
 // renderCurve writes the bench-scale section: one row per run (size, clusters, rate limit), each
-// figure against its floor from the same run, and whether the issue's targets hold.
+// figure against its floor from the same run, and whether the targets hold.
 func renderCurve(paths []string, markdown string) error {
 	runs, err := readResults(paths)
 	if err != nil {
@@ -50,7 +50,7 @@ func curveTables(runs []*Results) string {
 	var s strings.Builder
 	s.WriteString("Each run: N services exported from 2 of the clusters, 2 endpoints per slice, imported by every cluster; " +
 		"floors from the same run. Targets: propagation p50 ≤ 1.5x, converge ≤ 1.2x, 0 idle writes, ≤ 2 KiB RSS per cached endpoint, `status -A` ≤ 2x. " +
-		"The targets are judged on the issue's floors: the two-hop floor for propagation, and for converge sync's own writes replayed by a plain client at the same QPS and concurrency. " +
+		"The targets are judged on two floors: the two-hop floor for propagation, and for converge sync's own writes replayed by a plain client at the same QPS and concurrency. " +
 		"Beside them, for the explanation: the fan-out floor (the second hop written in every cluster at once, as sync must), the create floor (as many ConfigMap creates) " +
 		"and the peak RSS of bare client-go informers holding the same objects.\n\n")
 	s.WriteString("**The curve** (ratio to the floor of the same run)\n\n")

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -33,7 +34,7 @@ type config struct {
 	watchedReplay bool    // replay the converge writes a second time, watched
 }
 
-// Results is bench/results.json.
+// Results is bench/out/results.json.
 type Results struct {
 	Date     string `json:"date"`
 	Binary   string `json:"binary,omitempty"` // kubectl-mcs version of the binary measured
@@ -113,7 +114,7 @@ func main() {
 	flag.IntVar(&c.samples, "samples", envInt("BENCH_SAMPLES", 100), "propagation samples (BENCH_SAMPLES)")
 	flag.IntVar(&c.statusServices, "status-services", envInt("BENCH_STATUS_SERVICES", 1000), "exported services when timing status -A (BENCH_STATUS_SERVICES; 0 skips)")
 	flag.DurationVar(&c.idle, "idle", 60*time.Second, "idle period counted for writes")
-	flag.StringVar(&c.out, "out", "bench/results.json", "results file")
+	flag.StringVar(&c.out, "out", outDir+"/results.json", "results file")
 	flag.StringVar(&c.markdown, "markdown", "BENCHMARKS.md", "file whose generated section is rewritten (empty: none)")
 	flag.BoolVar(&c.scale, "scale", false, "bench-scale: also count the endpoints sync caches")
 	flag.Float64Var(&c.qps, "kube-api-qps", 0, "sync's --kube-api-qps, and the floors' client's (0: sync's default)")
@@ -171,6 +172,9 @@ func main() {
 		fail(err)
 	}
 	data, _ := json.MarshalIndent(res, "", "  ")
+	if err := os.MkdirAll(filepath.Dir(c.out), 0o755); err != nil {
+		fail(err)
+	}
 	if err := os.WriteFile(c.out, append(data, '\n'), 0o644); err != nil {
 		fail(err)
 	}
@@ -182,6 +186,14 @@ func main() {
 		}
 	}
 }
+
+// outDir holds what a run writes besides BENCHMARKS.md: the results, sync's log and metrics
+// scrapes (bench-scale: its results files and profiles, in scale/). Paths are relative to the
+// repository root, where make runs the bench.
+const outDir = "bench/out"
+
+// syncLog is the log of the sync process under test.
+const syncLog = outDir + "/sync.log"
 
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "bench:", err)

@@ -103,7 +103,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err := wait.PollUntilContextTimeout(ctx, every, limit, true, func(context.Context) (bool, error) {
 		return converged(c.services), nil
 	}); err != nil {
-		return nil, fmt.Errorf("sync did not converge within %v (see bench/sync.log)", limit)
+		return nil, fmt.Errorf("sync did not converge within %v (see %s)", limit, syncLog)
 	}
 	res.ConvergeS = time.Since(t0).Seconds()
 	res.ConvergeCPU = sampleCPU(proc.Process.Pid).since(cpu0)
@@ -111,7 +111,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if _, err := b.quiet(ctx); err != nil {
 		return nil, err
 	}
-	b.saveMetrics("bench/metrics-converged.log")
+	b.saveMetrics(outDir + "/metrics-converged.log")
 	perCluster := map[string]int{}
 	for _, m := range b.members {
 		w, err := b.writes(`cluster="` + m.name + `"`)
@@ -157,7 +157,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	b.saveMetrics("bench/metrics-propagated.log")
+	b.saveMetrics(outDir + "/metrics-propagated.log")
 	res.WritesPerChange = float64(after-before) / float64(c.samples)
 	res.PropagationP50, res.PropagationP99 = percentile(lat, 50), percentile(lat, 99)
 	res.FloorP50, res.FloorP99 = percentile(floor, 50), percentile(floor, 99)
@@ -427,7 +427,10 @@ func (b *bench) startSync() (*exec.Cmd, error) {
 	b.metrics = "http://" + l.Addr().String() + "/metrics"
 	addr := l.Addr().String()
 	l.Close()
-	log, err := os.Create("bench/sync.log")
+	if err := os.MkdirAll(outDir, 0o755); err != nil {
+		return nil, err
+	}
+	log, err := os.Create(syncLog)
 	if err != nil {
 		return nil, err
 	}

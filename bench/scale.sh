@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # make bench-scale: runs the benchmark (go run ./bench) once per entry of BENCH_SCALE_RUNS, each on
-# a fresh test bed of its own (TESTBED_DIR), keeps each run's figures in bench/scale/, then
+# a fresh test bed of its own (TESTBED_DIR), keeps each run's figures in bench/out/scale/, then
 # renders the curve of every results file there into BENCHMARKS.md.
 #
 # An entry is SERVICES:CLUSTERS:QPS[:BURST[:WORKERS]]; QPS "default" runs sync with its default
@@ -20,7 +20,7 @@ WATCHED_REPLAY=$([ "${BENCH_SCALE_WATCHED_REPLAY:-1}" = 1 ] && echo true || echo
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$(dirname "$here")"
 repo=$(dirname "$here")
-out="$repo/bench/scale"
+out="$repo/bench/out/scale"
 mkdir -p "$out/profiles"
 export TESTBED_DIR
 trap 'bash "$repo/test/testbed/testbed.sh" down' EXIT
@@ -46,7 +46,7 @@ for run in $RUNS; do
     -contexts "$(IFS=,; echo "${members[*]}")" -services "$services" -status-services "$services" \
     -busy-rate "$BUSY_RATE" -floor-fraction "$fraction" -workers "$workers" "${limit[@]}" -watched-replay="$WATCHED_REPLAY" \
     -profile-dir "$out/profiles" -out "$out/$name.json" -markdown ""
-  cp bench/sync.log "$out/profiles/$name-sync.log" 2>/dev/null || true
+  cp bench/out/sync.log "$out/profiles/$name-sync.log" 2>/dev/null || true
 done
 bash "$repo/test/testbed/testbed.sh" down
 rm -f "$out/bench.$$"

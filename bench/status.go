@@ -31,7 +31,7 @@ func (b *bench) statusPhase(ctx context.Context, res *Results, converged func(in
 	if err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 10*time.Minute, true, func(context.Context) (bool, error) {
 		return converged(n), nil
 	}); err != nil {
-		return fmt.Errorf("sync did not import %d services within 10 minutes (see bench/sync.log)", n)
+		return fmt.Errorf("sync did not import %d services within 10 minutes (see %s)", n, syncLog)
 	}
 	var took, floor []float64
 	for i := 0; i < statusRuns; i++ {
