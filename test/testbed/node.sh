@@ -47,7 +47,8 @@ why() {
   local probe="mcs$tag-probe$$"
   ip netns add "$probe" 2>/dev/null || { echo "cannot create network namespaces (ip netns add)"; return; }
   ip netns del "$probe"
-  mount | grep -q ' type cgroup' || [ -f /sys/fs/cgroup/cgroup.controllers ] || { echo "no cgroup hierarchy mounted"; return; }
+  # No `cmd | grep -q` under pipefail: grep's early exit can kill cmd with SIGPIPE and fail the test.
+  grep -q ' cgroup2\? ' /proc/self/mounts || { echo "no cgroup hierarchy mounted"; return; }
 }
 
 install_packages() {
@@ -74,7 +75,7 @@ paths() {
 
 # segment creates the bed's L2 segment once: a bridge in $NETNS, the host on it at $HOSTIP.
 segment() {
-  ip netns list | grep -qw "$NETNS" && return
+  [[ " $(ip netns list | awk '{print $1}' | tr '\n' ' ') " == *" $NETNS "* ]] && return
   ip netns add "$NETNS"
   ip -n "$NETNS" link set lo up
   ip -n "$NETNS" link add br0 type bridge
