@@ -4,6 +4,7 @@ package traffic
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +38,9 @@ func TestSeedScenario(t *testing.T) {
 	status, answers := dig(ns, name, "A")
 	if status != "NOERROR" || len(answers) != 1 || answers[0] != ip {
 		t.Fatalf("%s A: %s %v, want NOERROR [%s] (the ClusterSetIP)", name, status, answers, ip)
+	}
+	if status, answers := dig(ns, name, "AAAA"); status != "NOERROR" || len(answers) != 0 {
+		t.Fatalf("%s AAAA: %s %v, want NOERROR with no record (an IPv4 ClusterSetIP)", name, status, answers)
 	}
 	status, answers = dig(ns, "_http._tcp."+name, "SRV")
 	if status != "NOERROR" || len(answers) != 1 || !strings.HasSuffix(answers[0], "80 "+name+".") {
@@ -144,10 +148,55 @@ func TestNotExported(t *testing.T) {
 	}
 }
 
-// A headless StatefulSet: each pod has a clusterset name of its own,
-// HOSTNAME.CLUSTERID.NAME.NS.svc.clusterset.local, which resolves to that pod and reaches it.
+// A headless StatefulSet in two clusters: the service's clusterset name resolves to the ready pods
+// of both, and each pod has a name of its own, HOSTNAME.CLUSTERID.NAME.NS.svc.clusterset.local,
+// which resolves to that pod only (member1's web-0 and member3's web-0 are told apart) and
+// reaches it.
 func TestHeadlessStatefulSet(t *testing.T) {
 	ns := namespace(t, "sts")
+	replicas := map[string]int{"member1": 2, "member3": 1}
+	for c, n := range replicas {
+		statefulSet(t, c, ns, n)
+	}
+	client(t, ns)
+	expose(t, ns, "web", members...)
+
+	all := clustersetName("web", ns)
+	var want []string
+	ips := map[string]string{} // HOSTNAME.CLUSTERID -> pod IP
+	for c, n := range replicas {
+		for i := 0; i < n; i++ {
+			pod := fmt.Sprintf("web-%d", i)
+			r := must(t, kubectl(nil, c, "-n", ns, "get", "pod", pod, "-o", "jsonpath={.status.podIP}"), pod+" in "+c)
+			ips[pod+"."+c] = strings.TrimSpace(r.stdout)
+			want = append(want, ips[pod+"."+c])
+		}
+	}
+	sort.Strings(want)
+	eventually(t, 60*time.Second, all+" resolves to the pods of both clusters", func() (bool, string) {
+		status, answers := dig(ns, all, "A")
+		return status == "NOERROR" && strings.Join(answers, ",") == strings.Join(want, ","), fmt.Sprint(status, answers, " want ", want)
+	})
+	for host, ip := range ips {
+		name := host + "." + all
+		status, answers := dig(ns, name, "A")
+		if status != "NOERROR" || len(answers) != 1 || answers[0] != ip {
+			t.Fatalf("%s: %s %v, want [%s]", name, status, answers, ip)
+		}
+		pod, cluster, _ := strings.Cut(host, ".")
+		a, ok := get(ns, name, 80)
+		if !ok || !strings.HasPrefix(a, pod+" "+cluster+" ") {
+			t.Fatalf("request to %s: %q, want an answer from %s of %s", name, a, pod, cluster)
+		}
+	}
+	if status, _ := dig(ns, "web-1.member3."+all, "A"); status != "NXDOMAIN" {
+		t.Fatalf("web-1.member3.%s (member3 runs one replica): %s, want NXDOMAIN", all, status)
+	}
+}
+
+// statefulSet runs web, n echo pods answering on port 80, behind the headless Service web.
+func statefulSet(t *testing.T, c, ns string, n int) {
+	t.Helper()
 	manifest := fmt.Sprintf(`apiVersion: v1
 kind: Service
 metadata: {name: web, namespace: %[1]s}
@@ -161,7 +210,7 @@ kind: StatefulSet
 metadata: {name: web, namespace: %[1]s}
 spec:
   serviceName: web
-  replicas: 2
+  replicas: %[3]d
   selector: {matchLabels: {app: web}}
   template:
     metadata: {labels: {app: web}}
@@ -172,37 +221,10 @@ spec:
         image: %[2]s
         args: ["-ports=80"]
         env:
-        - {name: CLUSTER, value: member1}
+        - {name: CLUSTER, value: %[4]s}
         - name: POD_NAME
           valueFrom: {fieldRef: {fieldPath: metadata.name}}
-`, ns, image)
-	must(t, kubectl([]byte(manifest), "member1", "apply", "-f", "-"), "web StatefulSet")
-	rollout(t, "member1", ns, "statefulset/web")
-	client(t, ns)
-	expose(t, ns, "web", members...)
-
-	ips := map[string]string{}
-	for _, pod := range []string{"web-0", "web-1"} {
-		r := must(t, kubectl(nil, "member1", "-n", ns, "get", "pod", pod, "-o", "jsonpath={.status.podIP}"), pod)
-		ips[pod] = strings.TrimSpace(r.stdout)
-	}
-	all := clustersetName("web", ns)
-	eventually(t, 60*time.Second, all+" resolves to both pods", func() (bool, string) {
-		status, answers := dig(ns, all, "A")
-		return status == "NOERROR" && len(answers) == 2, fmt.Sprint(status, answers)
-	})
-	for pod, ip := range ips {
-		name := pod + ".member1." + all
-		status, answers := dig(ns, name, "A")
-		if status != "NOERROR" || len(answers) != 1 || answers[0] != ip {
-			t.Fatalf("%s: %s %v, want [%s]", name, status, answers, ip)
-		}
-		a, ok := get(ns, name, 80)
-		if !ok || !strings.HasPrefix(a, pod+" member1 ") {
-			t.Fatalf("request to %s: %q, want an answer from %s", name, a, pod)
-		}
-	}
-	if status, _ := dig(ns, "web-0.member3."+all, "A"); status != "NXDOMAIN" {
-		t.Fatalf("web-0.member3.%s (member3 exports no web): %s, want NXDOMAIN", all, status)
-	}
+`, ns, image, n, c)
+	must(t, kubectl([]byte(manifest), c, "apply", "-f", "-"), "web StatefulSet in "+c)
+	rollout(t, c, ns, "statefulset/web")
 }
