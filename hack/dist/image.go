@@ -23,8 +23,8 @@ import (
 const imageBase = "gcr.io/distroless/static:nonroot"
 
 func dockerfile(version string) string {
-	return fmt.Sprintf(`# kubectl-mcs %[1]s: the image of `+"`kubectl mcs sync --watch`"+` in a cluster (see README,
-# "Running in a cluster"). Build it from this directory, one platform or several:
+	return fmt.Sprintf(`# kubectl-mcs %[1]s: the image of `+"`kubectl mcs sync --watch`"+` in a cluster (see
+# docs/running-in-a-cluster.md). Build it from this directory, one platform or several:
 #   docker buildx build --platform linux/amd64,linux/arm64 -t %[2]s:%[1]s .
 FROM %[3]s
 # Set by BuildKit for each platform built; the default serves the classic builder.

@@ -22,7 +22,7 @@ type Access struct {
 }
 
 // SyncAccess is what sync needs in every member: pkg/rbac's rules, the one list of them that the
-// generated roles and the README's permissions table come from too.
+// generated roles and the permissions table of docs/running-in-a-cluster.md come from too.
 var SyncAccess = accessOf(rbac.SyncRules)
 
 // clusterScoped are the resources of sync's rules that live outside namespaces.

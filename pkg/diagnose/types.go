@@ -3,8 +3,8 @@
 //
 // Checks are small pure functions over a Snapshot, what was read from every member; the command
 // (pkg/cmd/diagnose) reads, runs Run and prints. The Report type is the documented, versioned
-// output schema of `kubectl mcs diagnose -o json|yaml` (README, "diagnose output schema"): fields
-// are only ever added within a version.
+// output schema of `kubectl mcs diagnose -o json|yaml` (docs/output.md, "Diagnose output
+// schema"): fields are only ever added within a version.
 package diagnose
 
 import (

@@ -1,6 +1,6 @@
 // Package rbac is the one statement of what `kubectl mcs sync` needs in a member cluster: the
-// rules the generated roles grant (`sync --print-manifests`), the README's permissions table, and
-// what a permissions check (diagnose) asks the apiserver about. Every verb here is one sync uses,
+// rules the generated roles grant (`sync --print-manifests`), the permissions table of
+// docs/running-in-a-cluster.md, and what a permissions check (diagnose) asks the apiserver about. Every verb here is one sync uses,
 // and the e2e test removes each in turn to prove it is needed.
 package rbac
 

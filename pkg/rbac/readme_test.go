@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// readmeRow is how README.md's permissions table shows a rule.
+// readmeRow is how the permissions table of docs/running-in-a-cluster.md shows a rule.
 func readmeRow(r Rule) string {
 	group := r.Group
 	if group == "" {
@@ -23,7 +23,8 @@ func readmeRow(r Rule) string {
 	return "| `" + group + "` | " + res + " | " + strings.Join(r.Verbs, ", ") + " | " + where + " | " + r.Why + " |"
 }
 
-// TestReadmeTable: the README's permissions table is SyncRules, row for row. README_RULES=1
+// TestReadmeTable: the permissions table of docs/running-in-a-cluster.md is SyncRules, row for
+// row. README_RULES=1
 // prints the rows to paste.
 func TestReadmeTable(t *testing.T) {
 	var rows []string
@@ -34,12 +35,12 @@ func TestReadmeTable(t *testing.T) {
 	if os.Getenv("README_RULES") != "" {
 		t.Log("\n" + want)
 	}
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/running-in-a-cluster.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	head := "| API group | resource | verbs | where | why |\n|---|---|---|---|---|\n"
 	if !strings.Contains(string(b), head+want) {
-		t.Errorf("README.md's permissions table is not pkg/rbac.SyncRules; want:\n%s%s", head, want)
+		t.Errorf("the permissions table of docs/running-in-a-cluster.md is not pkg/rbac.SyncRules; want:\n%s%s", head, want)
 	}
 }

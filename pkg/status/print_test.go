@@ -119,7 +119,7 @@ func TestDescribe(t *testing.T) {
 	}
 }
 
-// TestSchema pins the documented JSON field names (README, "status output schema").
+// TestSchema pins the documented JSON field names (docs/output.md, "Status output schema").
 func TestSchema(t *testing.T) {
 	b, err := json.Marshal(withConflict())
 	if err != nil {

@@ -3,8 +3,8 @@
 // (callers pass the time), so every state a row can be in is unit-tested.
 //
 // The types below are the documented, versioned output schema of `kubectl mcs status -o json|yaml`
-// (README, "status output schema"). Fields are only ever added within a version; a change of
-// meaning or a removal gets a new apiVersion.
+// (docs/output.md, "Status output schema"). Fields are only ever added within a version; a change
+// of meaning or a removal gets a new apiVersion.
 package status
 
 import (

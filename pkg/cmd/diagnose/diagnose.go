@@ -48,7 +48,7 @@ var (
 		One section per check; on a terminal each line is marked ✔ (ok), ✖ (failed) or !
 		(warning). Exit status 1 when a check failed; warnings do not fail. -o json|yaml print a
 		versioned document (apiVersion mcs.kubectl.io/v1alpha1, kind DiagnoseReport) described in
-		the README; --junit writes JUnit XML, one testcase per check per object.`)
+		docs/output.md; --junit writes JUnit XML, one testcase per check per object.`)
 	example = templates.Examples(`
 		# Everything, in every namespace
 		kubectl mcs diagnose -A --contexts=member1,member2,member3

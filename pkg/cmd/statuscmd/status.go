@@ -52,7 +52,7 @@ var (
 		ServiceImports, and the PropagationPolicies that place them.
 
 		-o json|yaml print a versioned document (apiVersion mcs.kubectl.io/v1alpha1, kind
-		MultiClusterServiceStatusList or KarmadaServiceStatusList) described in the README.`)
+		MultiClusterServiceStatusList or KarmadaServiceStatusList) described in docs/output.md.`)
 	example = templates.Examples(`
 		# Every multi-cluster service of every namespace
 		kubectl mcs status -A --contexts=member1,member2,member3
