@@ -100,7 +100,7 @@ func TestConflicts(t *testing.T) {
 			// SPEC 4 / KEP: the union is served, and any difference is a PortConflict; a
 			// protocol left to its default is no difference.
 			name: "port only in one cluster is a union and a conflict", reasons: []string{"PortConflict"}, disagreeing: []string{"member3"},
-			message: `Conflicting ports. Using "http:80/TCP,metrics:9090/TCP" from oldest service export in "member1". 1/3 clusters disagree.`,
+			message: `Conflicting ports. Using "http:80/TCP" from oldest service export in "member1" and "metrics:9090/TCP" from service export in "member3". 1/3 clusters disagree.`,
 			mut: func(id string, s *corev1.Service, _ *mcsv1beta1.ServiceExport) {
 				if id == "member3" {
 					s.Spec.Ports = append(s.Spec.Ports, corev1.ServicePort{Name: "metrics", Port: 9090})

@@ -20,9 +20,15 @@
 //     desired condition is Valid=False (NoService or InvalidServiceType): Ready and Conflict
 //     describe the clusterset service, which that export is not part of, so stale ones are removed.
 //   - Constituents are ordered by export creationTimestamp, then cluster ID; the oldest wins every
-//     conflict. Ports are the union, merged by name (an empty name is a name) then by
-//     (protocol, port) with "" meaning TCP; a duplicate takes the older definition. Any
-//     constituent whose set of ports differs from the oldest's raises PortConflict. A
+//     conflict. Ports are the union, merged by name then by (protocol, port) with "" meaning
+//     TCP; a duplicate takes the older definition. An unnamed port goes by its protocol and
+//     number ("tcp-80": derived from the port alone, so the same in every pass and cluster, a
+//     DNS-1123 label of at most 10 characters). A union of more than one port carries that name
+//     (the apiserver refuses a Service of several ports with an unnamed one); a union of one
+//     port keeps the name its export gave it, none included. The generated name is a name like
+//     any other: where some Service uses it for another port, the older port keeps it and the
+//     other is left out, as any duplicate. Any constituent whose set of ports differs from the
+//     oldest's raises PortConflict, whose message names the export each port came from. A
 //     None/ClientIP split is only a SessionAffinityConflict; the config is compared among ClientIP
 //     constituents. Unset internalTrafficPolicy equals Cluster.
 //   - Every constituent export in a reachable cluster gets Valid, Ready and Conflict. Ready is
@@ -36,8 +42,9 @@
 //     families and IPs it got) and one EndpointSlice per unmanaged source slice
 //     (kubernetes.io/service-name=NAME) of every constituent, unreachable constituents included
 //     (last-known endpoints are kept until the caller evicts the cluster). A copy carries only the
-//     ports its source cluster's own Service exports exactly as the import does; one left with
-//     none is not made.
+//     ports its source cluster's own Service exports exactly as the import does (an unnamed port
+//     as its generated name), named as the derived Service names them, since kube-proxy matches
+//     slice ports to Service ports by name and protocol; one left with none is not made.
 //   - With no constituent, a cluster keeps the import (naming only unread exporters), derived
 //     Service and slices that stand for unread clusters, and nothing else of the service.
 //   - A ServiceImport NS/NAME or a Service derived-NAME without the managed-by label makes the

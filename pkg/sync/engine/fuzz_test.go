@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
@@ -39,6 +40,10 @@ var fuzzPorts = []corev1.ServicePort{
 	{Name: "grpc", Port: 9090, Protocol: corev1.ProtocolTCP, AppProtocol: ptr("h2")},
 	{Name: "grpc", Port: 9090, Protocol: corev1.ProtocolTCP},
 	{Name: "http", Port: 80, Protocol: corev1.ProtocolUDP},
+	{Name: "", Port: 8080, Protocol: corev1.ProtocolTCP},
+	{Name: "8080-8080", Port: 8080, Protocol: corev1.ProtocolTCP},
+	{Name: "tcp-80", Port: 81, Protocol: corev1.ProtocolTCP}, // the name an unnamed 80/TCP gets in a union
+	{Name: "", Port: 53, Protocol: corev1.ProtocolUDP},
 }
 
 // genObserved builds a small clusterset from fuzz bytes; small pools make collisions (ties,
@@ -94,8 +99,11 @@ func genObserved(b []byte) Observed {
 				}
 				if flags&4 != 0 {
 					for n := 1 + s.pick(2); n > 0; n-- {
-						c.EndpointSlices = append(c.EndpointSlices, mkSlice(ns, name, fmt.Sprintf("%s-%d", name, n),
-							fmt.Sprintf("10.%d.0.%d", ci, s.pick(250))))
+						sl := mkSlice(ns, name, fmt.Sprintf("%s-%d", name, n), fmt.Sprintf("10.%d.0.%d", ci, s.pick(250)))
+						if svc := lastService(c, ns, name); svc != nil && s.pick(4) != 0 {
+							sl.Ports = slicePorts(svc) // as the EndpointSlice controller writes them
+						}
+						c.EndpointSlices = append(c.EndpointSlices, sl)
 					}
 				}
 				if flags&8 != 0 { // one of our own copies, labelled like a source: must never be read
@@ -112,6 +120,27 @@ func genObserved(b []byte) Observed {
 		obs.Clusters = append(obs.Clusters, c)
 	}
 	return obs
+}
+
+// lastService is c's Service ns/name, if genObserved made one.
+func lastService(c ClusterState, ns, name string) *corev1.Service {
+	for _, s := range c.Services {
+		if s.Namespace == ns && s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// slicePorts are the ports the EndpointSlice controller gives svc's slices: each port's name and
+// protocol, with the target port's number.
+func slicePorts(svc *corev1.Service) []discoveryv1.EndpointPort {
+	var out []discoveryv1.EndpointPort
+	for _, p := range svc.Spec.Ports {
+		proto := normProtocol(p.Protocol)
+		out = append(out, discoveryv1.EndpointPort{Name: ptr(p.Name), Protocol: &proto, Port: ptr(p.Port + 8000), AppProtocol: p.AppProtocol})
+	}
+	return out
 }
 
 func shuffled(obs Observed, seed uint64) Observed {
@@ -158,6 +187,7 @@ func FuzzCompute(f *testing.F) {
 		}
 
 		checkConflicts(t, obs, d)
+		checkValid(t, d)
 
 		for id, cd := range d.Clusters {
 			for _, si := range cd.ServiceImports {
@@ -187,6 +217,7 @@ func FuzzCompute(f *testing.F) {
 		if n, left := converge(&conv, 6); len(left) != 0 {
 			t.Fatalf("no convergence after %d passes, still: %q", n, summary(left))
 		}
+		checkValid(t, Compute(conv)) // with owner references and the IPs the apiserver gave
 	})
 }
 

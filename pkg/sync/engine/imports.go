@@ -10,7 +10,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
@@ -106,7 +105,7 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, mem 
 	}
 	for _, c := range cons {
 		src := findCluster(idx, c.cluster)
-		served := servedPorts(c, m)
+		served := servedPorts(c, m.union)
 		for _, s := range src.ix.Sources[k] {
 			name := names.EndpointSliceName(k.Name, c.cluster, s.Name)
 			if o := ci.ix.Slices[key{Namespace: k.Namespace, Name: name}]; o != nil && !names.IsManaged(o.Labels) {
@@ -120,26 +119,6 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, mem 
 		}
 	}
 	holdSlices(ci, cd, mem, k)
-}
-
-// servedPorts are the (name, protocol) of the import ports that constituent c's own Service
-// exports exactly as the import does: only for those may its endpoints receive traffic (KEP:
-// traffic for a port goes only to constituents that export that port).
-func servedPorts(c constituent, m merged) map[string]bool {
-	out := map[string]bool{}
-	for _, sp := range c.svc.Spec.Ports {
-		own := mcsapi.Ports([]corev1.ServicePort{sp})[0]
-		for _, p := range m.ports {
-			if samePort(p, own) {
-				out[portKey(p.Name, p.Protocol)] = true
-			}
-		}
-	}
-	return out
-}
-
-func portKey(name string, proto corev1.Protocol) string {
-	return name + "/" + string(normProtocol(proto))
 }
 
 func sharedFamilies(have, want []corev1.IPFamily) []corev1.IPFamily {
@@ -170,8 +149,9 @@ func clusterIPs(s *corev1.Service) []string {
 
 // copySlice copies the endpoints of a source slice. nodeName, targetRef and hints are dropped:
 // they name nodes and pods of the source cluster, which mean nothing (or something else) here.
-// Only the ports in served are kept; a slice left with none is not copied (nil).
-func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derived string, owner []metav1.OwnerReference, served map[string]bool) *discoveryv1.EndpointSlice {
+// Only the ports in served are kept, named as the union names them (kube-proxy matches them to
+// the derived Service's by name), each name once; a slice left with none is not copied (nil).
+func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derived string, owner []metav1.OwnerReference, served map[string]string) *discoveryv1.EndpointSlice {
 	out := &discoveryv1.EndpointSlice{
 		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
 		ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: name, OwnerReferences: owner,
@@ -199,14 +179,22 @@ func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derive
 		}
 		out.Endpoints = append(out.Endpoints, c)
 	}
+	named := map[string]bool{}
 	for _, p := range s.Ports {
 		proto := corev1.ProtocolTCP
 		if p.Protocol != nil {
 			proto = *p.Protocol
 		}
-		if served[portKey(strPtrVal(p.Name), proto)] {
-			out.Ports = append(out.Ports, *p.DeepCopy())
+		as, ok := served[portKey(strPtrVal(p.Name), proto)]
+		if !ok || named[as] {
+			continue
 		}
+		named[as] = true
+		cp := *p.DeepCopy()
+		if strPtrVal(cp.Name) != as {
+			cp.Name = &as
+		}
+		out.Ports = append(out.Ports, cp)
 	}
 	if len(s.Ports) > 0 && len(out.Ports) == 0 {
 		return nil

@@ -34,7 +34,8 @@ func sortConstituents(cons []constituent) {
 // merged is the clusterset-wide view of one exported service.
 type merged struct {
 	typ            mcsv1beta1.ServiceImportType
-	ports          []mcsv1beta1.ServicePort
+	ports          []mcsv1beta1.ServicePort // the union's, as the import carries them
+	union          []unionPort
 	affinity       corev1.ServiceAffinity
 	affinityConfig *corev1.SessionAffinityConfig
 	ipFamilies     []corev1.IPFamily
@@ -99,25 +100,6 @@ func renderMap(m map[string]string) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = k + "=" + m[k]
-	}
-	return orNone(strings.Join(parts, ","))
-}
-
-func renderPort(p mcsv1beta1.ServicePort) string {
-	s := strconv.Itoa(int(p.Port)) + "/" + string(p.Protocol)
-	if p.Name != "" {
-		s = p.Name + ":" + s
-	}
-	if ap := strPtrVal(p.AppProtocol); ap != "" {
-		s += "(" + ap + ")"
-	}
-	return s
-}
-
-func renderPorts(ps []mcsv1beta1.ServicePort) string {
-	parts := make([]string, len(ps))
-	for i, p := range ps {
-		parts[i] = renderPort(p)
 	}
 	return orNone(strings.Join(parts, ","))
 }
@@ -220,53 +202,13 @@ func mergeConstituents(ns, name string, cons []constituent) merged {
 	}
 
 	var portDis []string
-	m.ports, portDis = mergePorts(cons)
+	m.union, portDis = mergePorts(cons)
+	m.ports = unionPorts(m.union)
 	if len(portDis) > 0 {
-		m.conflicts = append(m.conflicts, newConflict(mcsv1beta1.ServiceExportReasonPortConflict, "ports", renderPorts(m.ports), portDis))
+		c := newConflict(mcsv1beta1.ServiceExportReasonPortConflict, "ports", "", portDis)
+		c.Message = portsMessage(m.union, cons, len(portDis))
+		m.conflicts = append(m.conflicts, c)
 	}
 	sort.Slice(m.conflicts, func(i, j int) bool { return m.conflicts[i].Reason < m.conflicts[j].Reason })
 	return m
-}
-
-// mergePorts takes the union of all constituents' ports, oldest first. An empty name is a name
-// too: two unnamed ports could not coexist on the derived Service. Collisions inside one Service
-// are not conflicts between clusters, so they are dropped silently. Any constituent whose own set
-// of ports differs from the oldest's disagrees (SPEC 4, KEP: any difference is a PortConflict),
-// whether or not its ports collide with the union.
-func mergePorts(cons []constituent) ([]mcsv1beta1.ServicePort, []string) {
-	var out []mcsv1beta1.ServicePort
-	byName := map[string]bool{}
-	byPP := map[string]bool{}
-	var clusters []string
-	want := portSet(cons[0].svc.Spec.Ports)
-	for i, c := range cons {
-		if i > 0 && portSet(c.svc.Spec.Ports) != want {
-			clusters = append(clusters, c.cluster)
-		}
-		for _, p := range mcsapi.Ports(c.svc.Spec.Ports) {
-			pp := string(p.Protocol) + "/" + strconv.Itoa(int(p.Port))
-			if byName[p.Name] || byPP[pp] {
-				continue // a duplicate takes the oldest's definition
-			}
-			byName[p.Name], byPP[pp] = true, true
-			out = append(out, p)
-		}
-	}
-	sort.Strings(clusters)
-	return out, clusters
-}
-
-// portSet renders a Service's ports order-independently, for comparison.
-func portSet(ps []corev1.ServicePort) string {
-	parts := make([]string, 0, len(ps))
-	for _, p := range mcsapi.Ports(ps) {
-		parts = append(parts, renderPort(p))
-	}
-	sort.Strings(parts)
-	return strings.Join(parts, ",")
-}
-
-func samePort(a, b mcsv1beta1.ServicePort) bool {
-	return a.Name == b.Name && normProtocol(a.Protocol) == normProtocol(b.Protocol) &&
-		a.Port == b.Port && strPtrVal(a.AppProtocol) == strPtrVal(b.AppProtocol)
 }
