@@ -14,8 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
-const managedBy = "app.kubernetes.io/managed-by"
-
 func TestInitIsIdempotent(t *testing.T) {
 	crd := schema.GroupVersionResource{Group: "apiextensions.k8s.io", Version: "v1", Resource: "customresourcedefinitions"}
 	before := map[string]string{}
@@ -225,18 +223,6 @@ func TestKarmadaObjectsStrictSchema(t *testing.T) {
 			t.Errorf("%d %s left after unexpose; output:\n%s", n, gvr.Resource, r.stdout)
 		}
 	}
-}
-
-func gvrOf(t *testing.T, u *unstructured.Unstructured) schema.GroupVersionResource {
-	gv, err := schema.ParseGroupVersion(u.GetAPIVersion())
-	if err != nil {
-		t.Fatal(err)
-	}
-	res := map[string]string{"MultiClusterService": "multiclusterservices", "PropagationPolicy": "propagationpolicies", "ServiceExport": "serviceexports", "ServiceImport": "serviceimports"}[u.GetKind()]
-	if res == "" {
-		t.Fatalf("unexpected kind %s", u.GetKind())
-	}
-	return gv.WithResource(res)
 }
 
 // TestBadInput: every bad input of SPEC section 3 exits 1 with one line naming the cluster or

@@ -3,45 +3,10 @@
 package e2e
 
 import (
-	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
-
-func testbed(t *testing.T, verb, name string) {
-	t.Helper()
-	cmd := exec.Command("bash", "../testbed/testbed.sh", verb, name)
-	// The test bed whose kubeconfig the suite uses, whatever TESTBED_DIR says.
-	cmd.Env = append(os.Environ(), "TESTBED_DIR="+filepath.Dir(kubeconfig))
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("testbed %s %s: %v\n%s", verb, name, err, out)
-	}
-	if verb == "start" {
-		// Later tests schedule pods there; the outage left the node tainted unreachable.
-		t.Cleanup(func() { nodeSchedulable(t, name) })
-	}
-}
-
-func managedSliceUIDs(t *testing.T, c, ns string) []string {
-	t.Helper()
-	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "endpointslice.kubernetes.io/managed-by=kubectl-mcs"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var uids []string
-	for _, s := range l.Items {
-		uids = append(uids, string(s.UID))
-	}
-	sort.Strings(uids)
-	return uids
-}
 
 // TestSyncRestartKeepsSlices: killing the controller and starting it again deletes nothing when
 // the sources did not change.

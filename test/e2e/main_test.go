@@ -5,24 +5,13 @@
 package e2e
 
 import (
-	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/intstr"
-	utilrand "k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -163,124 +152,4 @@ func setupKarmada() (missing string, err error) {
 		return "", fmt.Errorf("waiting for Karmada CRDs: %v: %s", err, out)
 	}
 	return "", nil
-}
-
-type result struct {
-	stdout, stderr string
-	code           int
-}
-
-// mcs runs the plugin binary against the test bed.
-func mcs(args ...string) result {
-	return runBinary(nil, append([]string{"--kubeconfig", kubeconfig}, args...)...)
-}
-
-// runBinary runs the plugin binary with extra environment variables.
-func runBinary(env []string, args ...string) result {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = append(append(os.Environ(), "KUBECTL_MCS_CONTEXTS="), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		code = -1
-		errb.WriteString(err.Error())
-	}
-	return result{out.String(), errb.String(), code}
-}
-
-func mustMCS(t *testing.T, args ...string) result {
-	t.Helper()
-	r := mcs(args...)
-	if r.code != 0 {
-		t.Fatalf("kubectl mcs %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), r.code, r.stdout, r.stderr)
-	}
-	return r
-}
-
-// namespace creates a fresh, uniquely named namespace in the given clusters and removes it when
-// the test ends.
-func namespace(t *testing.T, prefix string, in ...string) string {
-	t.Helper()
-	name := prefix + "-" + utilrand.String(5)
-	for _, c := range in {
-		_, err := clients[c].kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{})
-		if err != nil && !apierrors.IsAlreadyExists(err) {
-			t.Fatalf("%s: creating namespace %s: %v", c, name, err)
-		}
-	}
-	t.Cleanup(func() {
-		for _, c := range in {
-			_ = clients[c].kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
-		}
-	})
-	return name
-}
-
-// service creates the seed guide's serve Service (port 80 -> 8080) in ns of the given cluster.
-func service(t *testing.T, c, ns, name string, mutate ...func(*corev1.Service)) *corev1.Service {
-	t.Helper()
-	svc := &corev1.Service{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: corev1.ServiceSpec{
-			Selector: map[string]string{"app": name},
-			Ports:    []corev1.ServicePort{{Port: 80, TargetPort: intstr.FromInt32(8080), Protocol: corev1.ProtocolTCP}},
-		},
-	}
-	for _, m := range mutate {
-		m(svc)
-	}
-	out, err := clients[c].kube.CoreV1().Services(ns).Create(context.Background(), svc, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("%s: creating service %s/%s: %v", c, ns, name, err)
-	}
-	return out
-}
-
-var (
-	seGVR = func(v string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Group: "multicluster.x-k8s.io", Version: v, Resource: "serviceexports"}
-	}
-	siGVR = func(v string) schema.GroupVersionResource {
-		return schema.GroupVersionResource{Group: "multicluster.x-k8s.io", Version: v, Resource: "serviceimports"}
-	}
-	mcsGVR = schema.GroupVersionResource{Group: "networking.karmada.io", Version: "v1alpha1", Resource: "multiclusterservices"}
-	ppGVR  = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "propagationpolicies"}
-)
-
-// get returns the object or nil when it does not exist.
-func get(t *testing.T, c string, gvr schema.GroupVersionResource, ns, name string) *unstructured.Unstructured {
-	t.Helper()
-	u, err := clients[c].dyn.Resource(gvr).Namespace(ns).Get(context.Background(), name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatalf("%s: get %s %s/%s: %v", c, gvr.Resource, ns, name, err)
-	}
-	return u
-}
-
-// count lists how many objects of a kind a namespace holds in each cluster.
-func count(t *testing.T, gvr schema.GroupVersionResource, ns string, in ...string) int {
-	t.Helper()
-	n := 0
-	for _, c := range in {
-		l, err := clients[c].dyn.Resource(gvr).Namespace(ns).List(context.Background(), metav1.ListOptions{})
-		if err != nil {
-			t.Fatalf("%s: list %s in %s: %v", c, gvr.Resource, ns, err)
-		}
-		n += len(l.Items)
-	}
-	return n
-}
-
-func runKubectl(ctx string, args ...string) ([]byte, error) {
-	return exec.Command("kubectl", append([]string{"--kubeconfig", kubeconfig, "--context", ctx}, args...)...).CombinedOutput()
 }

@@ -6,16 +6,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -23,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
@@ -52,44 +45,6 @@ func item(t *testing.T, l *status.MultiClusterServiceStatusList, name string) st
 	}
 	t.Fatalf("no item %q in %+v", name, l.Items)
 	return status.MultiClusterServiceStatus{}
-}
-
-// row finds the table line of service ns/name and returns its whitespace-separated fields.
-func row(t *testing.T, table, ns, name string) []string {
-	t.Helper()
-	for _, line := range strings.Split(table, "\n") {
-		f := strings.Fields(line)
-		if i := slices.Index(f, ns); i >= 0 && i+1 < len(f) && f[i+1] == name {
-			return f
-		}
-	}
-	t.Fatalf("no row for %s/%s in\n%s", ns, name, table)
-	return nil
-}
-
-// cell returns the field under a header column, counting fields from the row's end so that the
-// blank marker of a healthy row does not shift anything.
-func cell(t *testing.T, table string, fields []string, column string) string {
-	t.Helper()
-	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
-	i := slices.Index(header, column)
-	if i < 0 {
-		t.Fatalf("no column %s in %v", column, header)
-	}
-	return fields[len(fields)-(len(header)-i)]
-}
-
-// seedService is the guide's state after `expose` and `sync`: serve runs in member1 with two
-// pods and is imported in all three clusters.
-func seedService(t *testing.T, prefix string) string {
-	t.Helper()
-	ns := namespace(t, prefix, members...)
-	deployment(t, "member1", ns, "serve", 2)
-	service(t, "member1", ns, "serve")
-	waitFor(t, "member1's endpoints", func() bool { return len(sourceIPs(t, "member1", ns, "serve")) == 2 })
-	mustMCS(t, "expose", "serve", "-n", ns, "--contexts", allMembers)
-	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
-	return ns
 }
 
 // TestStatusHealthy: the seed scenario is one healthy row, in JSON, in the table, wide, and
@@ -225,41 +180,6 @@ func TestStatusHeadless(t *testing.T) {
 	}
 }
 
-// kubeconfigWith writes a copy of the test bed's kubeconfig with extra clusters (context name ->
-// server URL; each gets member1's credentials) and returns its path.
-func kubeconfigWith(t *testing.T, servers map[string]string) string {
-	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, server := range servers {
-		c := cfg.Clusters[cfg.Contexts["member1"].Cluster].DeepCopy()
-		c.Server = server
-		if strings.HasPrefix(server, "http://") {
-			c.CertificateAuthority, c.CertificateAuthorityData = "", nil
-		}
-		cfg.Clusters[name] = c
-		ctx := cfg.Contexts["member1"].DeepCopy()
-		ctx.Cluster = name
-		cfg.Contexts[name] = ctx
-	}
-	path := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// closedPort is a local address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	s := httptest.NewServer(http.NotFoundHandler())
-	u := s.URL
-	s.Close()
-	return strings.Replace(u, "http://", "https://", 1)
-}
-
 func statusWith(kc string, args ...string) result {
 	cmd := exec.Command(binary, append([]string{"--kubeconfig", kc, "status"}, args...)...)
 	cmd.Env = append(os.Environ(), "KUBECTL_MCS_CONTEXTS=")
@@ -329,52 +249,6 @@ func TestStatusUnreachableMember(t *testing.T) {
 		cell(t, r.stdout, f, "IMPORTED-IN") != "member2,member3,member1(Unreachable)" {
 		t.Errorf("table:\n%s", r.stdout)
 	}
-}
-
-// noCRDsProxy serves member1's API without the multicluster.x-k8s.io group: a real apiserver
-// without the mcs-api CRDs, next to the others, changing nothing in the test bed.
-func noCRDsProxy(t *testing.T) string {
-	t.Helper()
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: kubeconfig},
-		&clientcmd.ConfigOverrides{CurrentContext: "member1"}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := rest.TransportFor(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	upstream, _ := url.Parse(cfg.Host)
-	proxy := httputil.NewSingleHostReverseProxy(upstream)
-	proxy.Transport = tr
-	hidden := "/apis/multicluster.x-k8s.io"
-	s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch {
-		case strings.HasPrefix(r.URL.Path, hidden):
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}`)
-		case r.URL.Path == "/apis" || r.URL.Path == "/apis/":
-			req, _ := http.NewRequestWithContext(r.Context(), http.MethodGet, cfg.Host+"/apis", nil)
-			req.Header.Set("Accept", "application/json") // the plain APIGroupList, not aggregated discovery
-			resp, err := (&http.Client{Transport: tr}).Do(req)
-			if err != nil {
-				http.Error(w, err.Error(), http.StatusBadGateway)
-				return
-			}
-			defer resp.Body.Close()
-			var groups metav1.APIGroupList
-			_ = json.NewDecoder(resp.Body).Decode(&groups)
-			groups.Groups = slices.DeleteFunc(groups.Groups, func(g metav1.APIGroup) bool { return g.Name == "multicluster.x-k8s.io" })
-			w.Header().Set("Content-Type", "application/json")
-			_ = json.NewEncoder(w).Encode(groups)
-		default:
-			proxy.ServeHTTP(w, r)
-		}
-	}))
-	t.Cleanup(s.Close)
-	return s.URL
 }
 
 // TestStatusMissingCRDs: a member without the mcs-api CRDs is shown as such and warned about.
@@ -483,24 +357,6 @@ func TestStatusKarmada(t *testing.T) {
 	if !strings.Contains(r.stdout, "kind: KarmadaServiceStatusList") || !strings.Contains(r.stdout, "type: EndpointSliceDispatched") {
 		t.Errorf("yaml:\n%s", r.stdout)
 	}
-}
-
-// lockedBuffer collects a process's output while the test reads it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // TestStatusWatch: --watch redraws when an export appears and when sync imports it.

@@ -7,8 +7,6 @@ import (
 	"encoding/json"
 	"os/exec"
 	"slices"
-	"sort"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,80 +15,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/util/wait"
 )
-
-var allMembers = strings.Join(members, ",")
-
-// deployment runs the seed guide's serve Deployment (kwok gives its pods Running + IPs).
-func deployment(t *testing.T, c, ns, name string, replicas int) {
-	t.Helper()
-	if out, err := runKubectl(c, "-n", ns, "create", "deployment", name, "--image=jeremyot/serve:0a40de8", "--replicas", itoa(replicas)); err != nil {
-		t.Fatalf("%s: %v: %s", c, err, out)
-	}
-	waitFor(t, "pods of "+c+"/"+name+" ready", func() bool { return len(podIPs(t, c, ns, name)) == replicas })
-}
-
-func itoa(i int) string { return strconv.Itoa(i) }
-
-func podIPs(t *testing.T, c, ns, app string) []string {
-	t.Helper()
-	pods, err := clients[c].kube.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ips []string
-	for _, p := range pods.Items {
-		if p.Status.Phase == corev1.PodRunning && p.Status.PodIP != "" && p.DeletionTimestamp == nil {
-			ips = append(ips, p.Status.PodIP)
-		}
-	}
-	sort.Strings(ips)
-	return ips
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	if err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 60*time.Second, true, func(context.Context) (bool, error) { return cond(), nil }); err != nil {
-		t.Fatalf("timed out waiting for %s", what)
-	}
-}
-
-// importedIPs is every endpoint address of the MCS slices in cluster c for service name.
-func importedIPs(t *testing.T, c, ns, name, source string) []string {
-	t.Helper()
-	sel := "multicluster.kubernetes.io/service-name=" + name
-	if source != "" {
-		sel += ",multicluster.kubernetes.io/source-cluster=" + source
-	}
-	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var ips []string
-	for _, s := range l.Items {
-		for _, e := range s.Endpoints {
-			ips = append(ips, e.Addresses...)
-		}
-	}
-	sort.Strings(ips)
-	return ips
-}
-
-func conditions(t *testing.T, c, ns, name string) map[string]string {
-	t.Helper()
-	se := get(t, c, seGVR("v1beta1"), ns, name)
-	out := map[string]string{}
-	if se == nil {
-		return out
-	}
-	conds, _, _ := unstructured.NestedSlice(se.Object, "status", "conditions")
-	for _, x := range conds {
-		m := x.(map[string]any)
-		out[m["type"].(string)] = m["status"].(string) + "/" + m["reason"].(string)
-	}
-	return out
-}
 
 // TestSyncSeedScenario is step 3 of Karmada's multi-cluster service discovery guide without a
 // control plane: serve runs in member1, and member2 reaches it as derived-serve.
@@ -190,31 +115,6 @@ func TestSyncSeedScenario(t *testing.T) {
 	}
 	if _, err := clients["member1"].kube.CoreV1().Services(ns).Get(context.Background(), "serve", metav1.GetOptions{}); err != nil {
 		t.Errorf("the user's Service was touched: %v", err)
-	}
-}
-
-// sourceIPs is the addresses of a Service's own slices: the ready ones, or all with all=true.
-func sourceIPs(t *testing.T, c, ns, svc string, all ...bool) []string {
-	l, _ := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=" + svc})
-	var ips []string
-	for _, s := range l.Items {
-		for _, e := range s.Endpoints {
-			if len(all) > 0 || e.Conditions.Ready == nil || *e.Conditions.Ready {
-				ips = append(ips, e.Addresses...)
-			}
-		}
-	}
-	return ips
-}
-
-func userExport(t *testing.T, c, ns, name string) {
-	t.Helper()
-	se := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
-		"metadata": map[string]any{"name": name, "namespace": ns},
-	}}
-	if _, err := clients[c].dyn.Resource(seGVR("v1beta1")).Namespace(ns).Create(context.Background(), se, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("%s: %v", c, err)
 	}
 }
 

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,18 +46,6 @@ func deleteExport(t *testing.T, c, version, ns, name string) {
 	if err := clients[c].dyn.Resource(seGVR(version)).Namespace(ns).Delete(context.Background(), name, metav1.DeleteOptions{}); err != nil {
 		t.Fatalf("%s: deleting ServiceExport %s/%s: %v", c, ns, name, err)
 	}
-}
-
-func derivedService(t *testing.T, c, ns, name string) *corev1.Service {
-	t.Helper()
-	s, err := clients[c].kube.CoreV1().Services(ns).Get(context.Background(), "derived-"+name, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // importGone: no import, derived Service or slice of name is left in cluster c.
@@ -135,21 +122,6 @@ func sourceIPsAll(t *testing.T, c, ns, svc string) []string {
 	waitFor(t, c+": slices of "+svc, func() bool { ips = sourceIPs(t, c, ns, svc, true); return len(ips) > 0 })
 	sort.Strings(ips)
 	return ips
-}
-
-// nodeSchedulable waits (up to 3 minutes) until the node controller has lifted the taints an
-// outage left on the cluster's node, so that later tests can schedule pods there.
-func nodeSchedulable(t *testing.T, c string) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for time.Now().Before(deadline) {
-		n, err := clients[c].kube.CoreV1().Nodes().Get(context.Background(), c+"-node", metav1.GetOptions{})
-		if err == nil && len(n.Spec.Taints) == 0 {
-			return
-		}
-		time.Sleep(time.Second)
-	}
-	t.Errorf("%s: node still tainted 3 minutes after the outage", c)
 }
 
 // 2. Exporting a Service named derived-X (here X's own derived Service) never deletes X's

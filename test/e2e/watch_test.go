@@ -5,109 +5,15 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-
-	"github.com/kubectl-mcs/kubectl-mcs/internal/promtext"
 )
-
-// watcher is a `sync --watch` process with its metrics and health endpoints on loopback.
-type watcher struct {
-	cmd             *exec.Cmd
-	out             *lockedBuffer
-	metrics, health string
-	exited          chan struct{}
-	exitErr         error
-}
-
-func freePort(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-// startWatch runs `sync --watch` in the background until the test ends (or kill/terminate).
-func startWatch(t *testing.T, ns string, extra ...string) *watcher {
-	t.Helper()
-	metrics, health := freePort(t), freePort(t)
-	args := append([]string{"--kubeconfig", kubeconfig, "sync", "--watch", "-n", ns, "--contexts", allMembers,
-		"--metrics-bind-address", metrics, "--health-probe-bind-address", health}, extra...)
-	w := startBinary(t, nil, args...)
-	w.metrics, w.health = metrics, health
-	return w
-}
-
-// startBinary starts the plugin binary, with extra environment variables, until the test ends.
-func startBinary(t *testing.T, env []string, args ...string) *watcher {
-	t.Helper()
-	w := &watcher{out: &lockedBuffer{}, exited: make(chan struct{})}
-	w.cmd = exec.Command(binary, args...)
-	w.cmd.Env = append(os.Environ(), env...)
-	w.cmd.Stdout, w.cmd.Stderr = w.out, w.out
-	if err := w.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	go func() { w.exitErr = w.cmd.Wait(); close(w.exited) }()
-	t.Cleanup(func() {
-		w.kill()
-		if t.Failed() {
-			t.Logf("sync --watch output:\n%s", w.out.String())
-		}
-	})
-	return w
-}
-
-func (w *watcher) kill() {
-	_ = w.cmd.Process.Signal(syscall.SIGKILL)
-	<-w.exited
-}
-
-// terminate sends SIGTERM and returns the exit error once the process has ended.
-func (w *watcher) terminate(t *testing.T) error {
-	t.Helper()
-	_ = w.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-w.exited:
-		return w.exitErr
-	case <-time.After(20 * time.Second):
-		t.Fatal("sync --watch did not exit within 20s of SIGTERM")
-		return nil
-	}
-}
-
-// probe is the HTTP status of a health endpoint (0 when nothing answers).
-func (w *watcher) probe(path string) int {
-	resp, err := http.Get("http://" + w.health + path)
-	if err != nil {
-		return 0
-	}
-	resp.Body.Close()
-	return resp.StatusCode
-}
-
-// metric sums every sample of a Prometheus metric family (e.g. all label sets of a counter).
-func (w *watcher) metric(t *testing.T, name string) float64 {
-	t.Helper()
-	v, found, err := promtext.Scrape("http://"+w.metrics+"/metrics", name)
-	if err != nil || (!found && !strings.HasSuffix(name, "_total")) {
-		t.Fatalf("metrics: %s: found %v, %v", name, found, err)
-	}
-	return v
-}
 
 // managedVersions maps every object sync manages in ns, in every member, to its resourceVersion.
 func managedVersions(t *testing.T, ns string) map[string]string {
@@ -226,19 +132,6 @@ func TestSyncLeaderElection(t *testing.T) {
 	if n := b.metric(t, "kubectl_mcs_writes_total"); n == 0 {
 		t.Error("the new leader has no writes")
 	}
-}
-
-// leaseHolder is the holder of sync's Lease in ns of cluster c ("" when there is none).
-func leaseHolder(t *testing.T, c, ns string) string {
-	t.Helper()
-	l, err := clients[c].kube.CoordinationV1().Leases(ns).Get(context.Background(), "kubectl-mcs-sync", metav1.GetOptions{})
-	if apierrors.IsNotFound(err) || (err == nil && l.Spec.HolderIdentity == nil) {
-		return ""
-	}
-	if err != nil {
-		t.Fatalf("%s: get Lease %s/kubectl-mcs-sync: %v", c, ns, err)
-	}
-	return *l.Spec.HolderIdentity
 }
 
 // TestSyncLeaderLeaseClusterDown: the Lease cluster is the first of --contexts even when it is
