@@ -25,8 +25,12 @@ func Compute(obs Observed) Desired {
 		}
 	}
 
+	failing := map[key][]WriteFailure{}
+	for _, f := range obs.Failing {
+		failing[f.Service] = append(failing[f.Service], f)
+	}
 	for _, k := range decidedKeys(obs, idx) {
-		computeService(obs.Now, idx, mem, &d, k)
+		computeService(obs.Now, idx, mem, &d, k, failing[k])
 	}
 
 	slices.SortStableFunc(d.Conflicts, CompareConflicts)
@@ -36,7 +40,7 @@ func Compute(obs Observed) Desired {
 	return d
 }
 
-func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Desired, k key) {
+func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Desired, k key, failing []WriteFailure) {
 	var cons []constituent
 	for _, ci := range idx {
 		exp := ci.exports[k]
@@ -112,8 +116,8 @@ func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Des
 	ready := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionReady), Status: metav1.ConditionTrue,
 		Reason:  string(mcsv1beta1.ServiceExportReasonExported),
 		Message: "ServiceImport present in every reachable importing cluster."}
-	if len(pending)+len(foreign) > 0 {
-		var parts []string
+	if len(failing)+len(pending)+len(foreign) > 0 {
+		parts := failureParts(failing)
 		if len(pending) > 0 {
 			parts = append(parts, "ServiceImport not yet present in "+quoteJoin(pending))
 		}
@@ -122,6 +126,9 @@ func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Des
 		}
 		ready.Status = metav1.ConditionFalse
 		ready.Reason = string(mcsv1beta1.ServiceExportReasonPending)
+		if len(failing) > 0 {
+			ready.Reason = string(mcsv1beta1.ServiceExportReasonFailed)
+		}
 		ready.Message = strings.Join(parts, "; ") + "."
 	}
 	conflict := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionConflict), Status: metav1.ConditionFalse,
@@ -146,6 +153,20 @@ func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Des
 		cd.ExportConditions[k] = pruneConditions(findCluster(idx, c.cluster), c.export,
 			resolveConditions(c.export, now, []metav1.Condition{valid, ready, conflict}))
 	}
+}
+
+// failureParts name each failing object and the apiserver's answer, in the order of a plan.
+func failureParts(fs []WriteFailure) []string {
+	fs = slices.Clone(fs)
+	slices.SortFunc(fs, func(a, b WriteFailure) int {
+		return cmp.Or(strings.Compare(a.Cluster, b.Cluster), kindOrder[a.Kind]-kindOrder[b.Kind],
+			strings.Compare(a.Namespace, b.Namespace), strings.Compare(a.Name, b.Name))
+	})
+	out := make([]string, len(fs))
+	for i, f := range fs {
+		out[i] = fmt.Sprintf("%s %s/%s in %q cannot be written: %s", f.Kind, f.Namespace, f.Name, f.Cluster, strings.TrimSuffix(f.Message, "."))
+	}
+	return out
 }
 
 // holdOnly keeps, in a cluster where no read member exports k, the import, derived Service and

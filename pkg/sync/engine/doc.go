@@ -34,8 +34,10 @@
 //   - Every constituent export in a reachable cluster gets Valid, Ready and Conflict. Ready is
 //     True once every reachable cluster holding namespace NS has a managed ServiceImport NS/NAME.
 //     A cluster blocked by a foreign object (below) keeps Ready at Pending: the service is not
-//     usable there, and the message says why. No message carries a count of clusters, so a
-//     reachability flap rewrites nothing.
+//     usable there, and the message says why. A write of the service that keeps failing
+//     (obs.Failing) makes Ready False, reason Failed, naming the object, its cluster and the
+//     apiserver's answer; it changes nothing else that is desired. No message carries a count of
+//     clusters, so a reachability flap rewrites nothing.
 //   - In every reachable cluster holding NS: ServiceImport NS/NAME (status.clusters: the
 //     constituents and the unread exporters this cluster recorded), derived Service (the
 //     exporters' primary IP family, PreferDualStack when they are dual-stack; the import lists the

@@ -33,6 +33,18 @@ type Observed struct {
 	// services that it happens to hold (a Service named derived-X belongs to X) are never
 	// touched. Nil decides every service found.
 	Services []types.NamespacedName
+	// Failing are writes that keep failing (the caller decides what "keep" means): the
+	// constituent exports of their service say so in Ready (False, Failed), naming each object and
+	// the apiserver's answer. Nothing else changes: a refused write is no reason to take anything
+	// away elsewhere.
+	Failing []WriteFailure
+}
+
+// WriteFailure is a write of one object that the apiserver keeps refusing.
+type WriteFailure struct {
+	Service                        types.NamespacedName // the service whose decision planned it
+	Cluster, Kind, Namespace, Name string
+	Message                        string // the apiserver's answer
 }
 
 // Pruner is what a member's served CRD schema declares (crdschema.Schema): Prune removes from an

@@ -8,6 +8,9 @@ type Metrics struct {
 	QueueDepth  prometheus.Gauge
 	Writes      *prometheus.CounterVec
 	Conflicts   prometheus.Gauge
+	// WriteFailures counts refused writes; FailingWrites is how many objects' last write failed.
+	WriteFailures *prometheus.CounterVec
+	FailingWrites prometheus.Gauge
 }
 
 // NewMetrics registers the metrics in reg.
@@ -17,7 +20,11 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		QueueDepth:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "kubectl_mcs_queue_depth", Help: "Services waiting to be synced."}),
 		Writes:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kubectl_mcs_writes_total", Help: "API writes by cluster, kind and verb."}, []string{"cluster", "kind", "verb"}),
 		Conflicts:   prometheus.NewGauge(prometheus.GaugeOpts{Name: "kubectl_mcs_conflicts", Help: "Current conflicts across the clusterset."}),
+		WriteFailures: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "kubectl_mcs_write_failures_total",
+			Help: "API writes that failed, by cluster and kind."}, []string{"cluster", "kind"}),
+		FailingWrites: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kubectl_mcs_failing_writes",
+			Help: "Objects whose last write failed (their exports' Ready condition names them once the failure persists)."}),
 	}
-	reg.MustRegister(m.SyncLatency, m.QueueDepth, m.Writes, m.Conflicts)
+	reg.MustRegister(m.SyncLatency, m.QueueDepth, m.Writes, m.Conflicts, m.WriteFailures, m.FailingWrites)
 	return m
 }

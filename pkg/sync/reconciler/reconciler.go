@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -60,6 +59,8 @@ type Reconciler struct {
 	conflicts  map[key][]engine.Conflict
 	nConflicts int // total of conflicts, for the metric without walking them
 	skips      map[key][]string
+	failing    map[key]map[object]failure // the writes that failed in each service's last sync
+	nFailing   int
 	changes    []Change
 	watching   bool // Run: no pass report, so no changes kept
 	now        func() time.Time
@@ -77,6 +78,7 @@ func New(members []*clusterset.Member, opts Options) *Reconciler {
 		opts:      opts,
 		conflicts: map[key][]engine.Conflict{},
 		skips:     map[key][]string{},
+		failing:   map[key]map[object]failure{},
 		now:       time.Now,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](),
 			workqueue.TypedRateLimitingQueueConfig[key]{Name: "kubectl-mcs"}),
@@ -235,20 +237,27 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 	// it, then decides again from what the writes returned. Dependents are thus written once,
 	// complete: owner references carry the owner's UID, the import the derived Service's IP, the
 	// export's Ready condition the imports just made. When more than one cluster has work of its
-	// own, the clusters' pipelines do it first.
+	// own, the clusters' pipelines do it first. A write that fails waits for the next sync; the
+	// others go on, and the exports tell of it once it keeps failing (failures.go).
 	var errs []string
+	fs := r.syncFailures(k)
 	for round := 0; ; round++ {
 		obs, problems := r.observe(ns, name)
+		obs.Failing = fs.told()
 		want := engine.Compute(obs)
 		actions := engine.Plan(obs, want)
+		if fs.settle(actions) {
+			obs.Failing = fs.told()
+			want = engine.Compute(obs)
+			actions = engine.Plan(obs, want)
+		}
+		actions = fs.without(actions)
 		r.record(k, want, problems)
 		if len(actions) == 0 {
 			break
 		}
 		if own := ownWork(actions); round == 0 && len(own) > 1 && !r.opts.DryRun {
-			if errs = r.pipelines(ctx, ns, name, obs, own); len(errs) > 0 {
-				break
-			}
+			r.pipelines(ctx, fs, ns, name, obs, own)
 			continue
 		}
 		if round == maxRounds {
@@ -261,14 +270,13 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 			r.recordChanges(actions)
 			break
 		}
-		if errs = r.executeRound(ctx, obs, firstKindPerCluster(actions)); len(errs) > 0 {
-			break
-		}
+		r.runRound(ctx, fs, obs, firstKindPerCluster(actions))
 	}
+	r.keepFailing(fs)
 	if m := r.opts.Metrics; m != nil {
 		m.SyncLatency.Observe(time.Since(start).Seconds())
 	}
-	if len(errs) > 0 {
+	if errs = append(fs.errors(), errs...); len(errs) > 0 {
 		return fmt.Errorf("%s", strings.Join(errs, "; "))
 	}
 	return nil
@@ -281,10 +289,9 @@ const maxRounds = 8
 // rounds above: a round waits for the slowest cluster, and on a busy clusterset every cluster is
 // in turn the slowest one. An export's status is left to the rounds: its Ready condition waits
 // for the imports of every cluster, and written early it would be written twice. first is each
-// cluster's first work, decided from obs.
-func (r *Reconciler) pipelines(ctx context.Context, ns, name string, obs engine.Observed, first map[string][]engine.Action) []string {
-	var mu sync.Mutex
-	var errs []string
+// cluster's first work, decided from obs. A cluster whose write fails stops here; the rounds
+// carry on without that object.
+func (r *Reconciler) pipelines(ctx context.Context, fs *syncFailures, ns, name string, obs engine.Observed, first map[string][]engine.Action) {
 	var wg sync.WaitGroup
 	for cl, actions := range first {
 		wg.Add(1)
@@ -294,22 +301,18 @@ func (r *Reconciler) pipelines(ctx context.Context, ns, name string, obs engine.
 			for round := 0; round < maxRounds; round++ {
 				if round > 0 {
 					seen, _ = r.observe(ns, name)
-					if actions = ownWork(engine.Plan(seen, engine.Compute(seen)))[cl]; len(actions) == 0 {
+					seen.Failing = fs.told()
+					if actions = fs.without(ownWork(engine.Plan(seen, engine.Compute(seen)))[cl]); len(actions) == 0 {
 						return
 					}
 				}
-				if e := r.executeRound(ctx, seen, [][]engine.Action{actions}); len(e) > 0 {
-					mu.Lock()
-					errs = append(errs, e...)
-					mu.Unlock()
+				if len(r.runRound(ctx, fs, seen, [][]engine.Action{actions})) > 0 {
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	sort.Strings(errs)
-	return errs
 }
 
 // ownWork is, per cluster, the actions of the earliest kind it has, unless that kind is the

@@ -7,9 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -67,60 +65,6 @@ var writeKinds = func() map[string]writeKind {
 			func(c engine.ClusterState) []metav1.Object { return asObjects(c.ServiceExports) }},
 	}
 }()
-
-// executeRound runs the actions of a round: those on one object in the plan's order (a delete
-// before the create that replaces it, an update before the status), everything else concurrently,
-// in every cluster at once. The changes are recorded in the plan's order.
-func (r *Reconciler) executeRound(ctx context.Context, obs engine.Observed, perCluster [][]engine.Action) []string {
-	var mu sync.Mutex
-	var errs []string
-	var wg sync.WaitGroup
-	var all []engine.Action
-	for _, actions := range perCluster {
-		all = append(all, actions...)
-	}
-	done := make([]bool, len(all))
-	for _, chain := range chainsByObject(all) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for _, i := range chain {
-				if err := r.execute(ctx, obs, all[i]); err != nil {
-					mu.Lock()
-					errs = append(errs, err.Error())
-					mu.Unlock()
-					return
-				}
-				done[i] = true
-			}
-		}()
-	}
-	wg.Wait()
-	for i, a := range all {
-		if done[i] {
-			r.recordChanges([]engine.Action{a})
-		}
-	}
-	sort.Strings(errs)
-	return errs
-}
-
-// chainsByObject groups the indexes of actions by the object they write (cluster, kind,
-// namespace, name), each group in the actions' order, the groups in the order of their first.
-func chainsByObject(actions []engine.Action) [][]int {
-	var out [][]int
-	at := map[[4]string]int{}
-	for i, a := range actions {
-		k := [4]string{a.Cluster, a.Kind, a.Namespace, a.Name}
-		if j, ok := at[k]; ok {
-			out[j] = append(out[j], i)
-			continue
-		}
-		at[k] = len(out)
-		out = append(out, []int{i})
-	}
-	return out
-}
 
 // execute performs one planned action with server-side apply (or a delete).
 func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.Action) error {
