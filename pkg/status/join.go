@@ -2,6 +2,7 @@ package status
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -301,6 +302,14 @@ func (b *item) export(ix *index, exp *mcsv1beta1.ServiceExport, invalid map[stri
 	} else if es.Terminating {
 		es.InvalidReason = "Terminating"
 		b.terminating = true
+	}
+	// sync could not write an object of the service: the condition names it and the apiserver's
+	// answer, the same on every export, so it is told once.
+	for _, c := range exp.Status.Conditions {
+		if c.Type == string(mcsv1beta1.ServiceExportConditionReady) && c.Status == metav1.ConditionFalse &&
+			c.Reason == string(mcsv1beta1.ServiceExportReasonFailed) && !slices.Contains(b.problems, c.Message) {
+			b.problems = append(b.problems, c.Message)
+		}
 	}
 	return es
 }

@@ -319,6 +319,11 @@ func TestDegradedStates(t *testing.T) {
 			cs[0].ServiceExports = nil
 			return cs
 		}, "No cluster exports it: the ServiceImports in \"member1\", \"member2\", \"member3\" are left over"},
+		{"a write sync cannot make", func(cs []Cluster) []Cluster {
+			msg := `Service demo/derived-serve in "member3" cannot be written: Service "derived-serve" is invalid: spec.ports[0].name: Required value.`
+			cs[0].ServiceExports[0].Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Failed", Message: msg}}
+			return cs
+		}, `Service demo/derived-serve in "member3" cannot be written: Service "derived-serve" is invalid: spec.ports[0].name: Required value.`},
 		{"only invalid exports", func(cs []Cluster) []Cluster {
 			cs[0].Services = cs[0].Services[1:] // drops the Service serve, keeps derived-serve
 			return cs
