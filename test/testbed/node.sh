@@ -53,7 +53,10 @@ why() {
 
 install_packages() {
   local missing=() p
-  for p in "${PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  # A removed package keeps its configuration, and dpkg -s still finds it: ask for its status.
+  for p in "${PACKAGES[@]}"; do
+    [ "$(dpkg-query -W -f='${Status}' "$p" 2>/dev/null)" = "install ok installed" ] || missing+=("$p")
+  done
   [ ${#missing[@]} -eq 0 ] && return
   command -v apt-get >/dev/null || { log "missing packages ${missing[*]} and no apt-get"; exit 1; }
   log "installing ${missing[*]}"
