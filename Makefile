@@ -40,8 +40,10 @@ KREW_VERSION  ?= v0.5.0
 
 .PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada bench bench-first-packet bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
 
+# kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/kubectl-mcs
+	install -m 0755 hack/dist/kubectl_complete-mcs $(dir $(BIN))kubectl_complete-mcs
 
 # Cross-compiled, static, version-stamped binaries, packed with LICENSE, README.md and
 # kubectl_complete-mcs (hack/dist), and the krew manifest rendered from krew-manifest.yaml;
@@ -85,13 +87,14 @@ testbed-build:
 	bash test/testbed/build.sh
 	bash test/testbed/node.sh build
 
+# The suites below each run on a test bed of their own through test/testbed/with-bed.sh DIR
+# [VAR=VALUE...] CLUSTER... -- COMMAND: it starts the bed (VAR=VALUE for testbed.sh up only), runs
+# the command with TESTBED_DIR (and, on real nodes, node.sh env's TOOLBOX_IMAGE and DNS_SERVER) in
+# its environment, always tears the bed down, and exits with the command's status.
 test-e2e: build testbed-build
-	TESTBED_DIR=$(E2E_TESTBED_DIR) TESTBED_DUALSTACK=member4 bash test/testbed/testbed.sh up member1 member2 member3 karmada member4
-	status=0; \
-	TESTBED_DIR=$(E2E_TESTBED_DIR) E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) E2E_KARMADA_SOURCES=$(KARMADA_SOURCES) \
-	  go test -count=1 -tags e2e -timeout 40m -v ./test/e2e ./pkg/sync/reconciler || status=$$?; \
-	TESTBED_DIR=$(E2E_TESTBED_DIR) bash test/testbed/testbed.sh down; \
-	exit $$status
+	bash test/testbed/with-bed.sh $(E2E_TESTBED_DIR) TESTBED_DUALSTACK=member4 member1 member2 member3 karmada member4 -- \
+	  env E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) E2E_KARMADA_SOURCES=$(KARMADA_SOURCES) \
+	  go test -count=1 -tags e2e -timeout 40m -v ./test/e2e ./pkg/sync/reconciler
 
 # Real packets: member1-3 with a real node each (containerd, kubelet, kube-proxy, CoreDNS running
 # the Corefile of kube-system/coredns, and kubectl mcs dns-server), pod CIDRs routed between them;
@@ -100,14 +103,10 @@ test-e2e: build testbed-build
 test-traffic: build testbed-build
 	@if ! why=$$(bash test/testbed/node.sh check); then echo "test-traffic: skipped: $$why"; exit 0; fi; \
 	status=0; \
-	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 KUBECTL_MCS_BINARY=$(BIN) \
-	  bash test/testbed/testbed.sh up member1 member2 member3 || status=$$?; \
-	if [ $$status -eq 0 ]; then \
-	  eval "$$(TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/node.sh env)"; \
-	  TRAFFIC_KUBECONFIG=$(TRAFFIC_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) TRAFFIC_IMAGE=$$TOOLBOX_IMAGE \
-	    TRAFFIC_DNS_SERVER=$$DNS_SERVER go test -count=1 -tags traffic -timeout 30m -v ./test/traffic || status=$$?; \
-	fi; \
-	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/testbed.sh down; \
+	bash test/testbed/with-bed.sh $(TRAFFIC_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 KUBECTL_MCS_BINARY=$(BIN) \
+	  member1 member2 member3 -- env TRAFFIC_KUBECONFIG=$(TRAFFIC_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) \
+	  bash -c 'TRAFFIC_IMAGE=$$TOOLBOX_IMAGE TRAFFIC_DNS_SERVER=$$DNS_SERVER go test -count=1 -tags traffic -timeout 30m -v ./test/traffic' \
+	  || status=$$?; \
 	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
 	  { echo "test-traffic: tearing the real nodes down left the above behind"; status=1; }; \
 	exit $$status
@@ -118,43 +117,26 @@ test-traffic: build testbed-build
 test-karmada: build testbed-build
 	@if [ ! -f "$(KARMADA_SOURCES)/go.mod" ]; then \
 	  echo "test-karmada: skipped: no Karmada sources at $(KARMADA_SOURCES) (set KARMADA_SOURCES)"; exit 0; fi; \
-	status=0; real=; \
+	real=; \
 	if bash test/testbed/node.sh check >/dev/null; then real=member1,member2; \
 	else echo "test-karmada: no request from a pod: $$(bash test/testbed/node.sh check)"; fi; \
-	TESTBED_DIR=$(KARMADA_TESTBED_DIR) TESTBED_REALNODE=$$real KARMADA_SOURCES=$(KARMADA_SOURCES) \
-	  bash test/testbed/karmada.sh up member1 member2 member3 || status=$$?; \
-	if [ $$status -eq 0 ]; then \
-	  [ -z "$$real" ] || eval "$$(TESTBED_DIR=$(KARMADA_TESTBED_DIR) bash test/testbed/node.sh env)"; \
-	  TESTBED_DIR=$(KARMADA_TESTBED_DIR) E2E_KARMADA_REAL_KUBECONFIG=$(KARMADA_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) \
-	  E2E_SERVE_IMAGE=$${TOOLBOX_IMAGE:-} \
-	    go test -count=1 -tags e2e -timeout 20m -run '^TestKarmadaReal' -v ./test/e2e || status=$$?; \
-	fi; \
-	TESTBED_DIR=$(KARMADA_TESTBED_DIR) bash test/testbed/testbed.sh down; \
-	exit $$status
+	bash test/testbed/with-bed.sh --karmada $(KARMADA_TESTBED_DIR) TESTBED_REALNODE=$$real KARMADA_SOURCES=$(KARMADA_SOURCES) \
+	  member1 member2 member3 -- env E2E_KARMADA_REAL_KUBECONFIG=$(KARMADA_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) \
+	  bash -c 'E2E_SERVE_IMAGE=$${TOOLBOX_IMAGE:-} go test -count=1 -tags e2e -timeout 20m -run ^TestKarmadaReal -v ./test/e2e'
 
 # Not a test: figures for BENCHMARKS.md (rewrites its generated section and bench/out/results.json).
 bench: build testbed-build
-	TESTBED_DIR=$(BENCH_TESTBED_DIR) bash test/testbed/testbed.sh up member1 member2 member3
-	status=0; \
-	BENCH_SERVICES=$(BENCH_SERVICES) go run ./bench -kubeconfig $(BENCH_TESTBED_DIR)/kubeconfig -binary $(BIN) || status=$$?; \
-	TESTBED_DIR=$(BENCH_TESTBED_DIR) bash test/testbed/testbed.sh down; \
-	[ $$status -ne 0 ] || $(MAKE) --no-print-directory bench-first-packet || status=$$?; \
-	exit $$status
+	bash test/testbed/with-bed.sh $(BENCH_TESTBED_DIR) member1 member2 member3 -- \
+	  env BENCH_SERVICES=$(BENCH_SERVICES) go run ./bench -kubeconfig $(BENCH_TESTBED_DIR)/kubeconfig -binary $(BIN)
+	$(MAKE) --no-print-directory bench-first-packet
 
 # Time to first packet (part of bench), on member1 and member2 with real nodes: from expose, from a
 # new provider pod's Ready, and from a pod's deletion, against a plain local Service in the same run.
 bench-first-packet: build testbed-build
 	@if ! why=$$(bash test/testbed/node.sh check); then echo "bench-first-packet: skipped: $$why"; exit 0; fi; \
-	status=0; \
-	TESTBED_DIR=$(PACKET_TESTBED_DIR) TESTBED_REALNODE=member1,member2 KUBECTL_MCS_BINARY=$(BIN) \
-	  bash test/testbed/testbed.sh up member1 member2 || status=$$?; \
-	if [ $$status -eq 0 ]; then \
-	  eval "$$(TESTBED_DIR=$(PACKET_TESTBED_DIR) bash test/testbed/node.sh env)"; \
-	  go run ./bench -first-packet -contexts member1,member2 -kubeconfig $(PACKET_TESTBED_DIR)/kubeconfig -binary $(BIN) \
-	    -image $$TOOLBOX_IMAGE -dns-server $$DNS_SERVER || status=$$?; \
-	fi; \
-	TESTBED_DIR=$(PACKET_TESTBED_DIR) bash test/testbed/testbed.sh down; \
-	exit $$status
+	bash test/testbed/with-bed.sh $(PACKET_TESTBED_DIR) TESTBED_REALNODE=member1,member2 KUBECTL_MCS_BINARY=$(BIN) member1 member2 -- \
+	  bash -c 'go run ./bench -first-packet -contexts member1,member2 -kubeconfig $(PACKET_TESTBED_DIR)/kubeconfig -binary $(BIN) \
+	    -image $$TOOLBOX_IMAGE -dns-server $$DNS_SERVER'
 
 # Not a test either: the benchmark at 1,000-10,000 services on 5 clusters (BENCH_SCALE_RUNS, see
 # bench/scale.sh), each run on a fresh test bed of its own; figures in bench/out/scale/ and the curve
@@ -167,12 +149,9 @@ bench-scale: build testbed-build
 # counts. E2E_SEED=N replays a run's random choices. No Karmada stand-in: the campaign needs none
 # (member4, dual-stack, because the suite's setup initialises it).
 soak: build testbed-build
-	TESTBED_DIR=$(SOAK_TESTBED_DIR) TESTBED_DUALSTACK=member4 bash test/testbed/testbed.sh up member1 member2 member3 member4
-	status=0; \
-	TESTBED_DIR=$(SOAK_TESTBED_DIR) E2E_SOAK=1 E2E_KUBECONFIG=$(SOAK_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) \
-	  go test -count=1 -tags e2e -timeout 30m -run '^TestSyncSoak$$' -v ./test/e2e || status=$$?; \
-	TESTBED_DIR=$(SOAK_TESTBED_DIR) bash test/testbed/testbed.sh down; \
-	exit $$status
+	bash test/testbed/with-bed.sh $(SOAK_TESTBED_DIR) TESTBED_DUALSTACK=member4 member1 member2 member3 member4 -- \
+	  env E2E_SOAK=1 E2E_KUBECONFIG=$(SOAK_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) \
+	  go test -count=1 -tags e2e -timeout 30m -run '^TestSyncSoak$$' -v ./test/e2e
 
 # member1-3, with real nodes where the machine can run them (test/testbed/node.sh check).
 testbed-up: build testbed-build

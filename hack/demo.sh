@@ -104,3 +104,4 @@ else
   step go run ./test/testbed/resolve -context member2 serve.demo.svc.clusterset.local
 fi
 printf '\nThe clusters stay up: KUBECONFIG=%s kubectl --context member2 get svc -A\nStop them with: make testbed-down\n' "$KUBECONFIG"
+printf 'kubectl mcs and its completion (kubectl mcs <TAB>) from this checkout: export PATH="%s:$PATH"\n' "$PWD/bin"
