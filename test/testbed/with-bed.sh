@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# One test bed around one command: make test-e2e, test-traffic, test-karmada, soak, bench and
+# bench-first-packet each run through it.
+#
+#   with-bed.sh [--karmada] DIR [VAR=VALUE...] CLUSTER... -- COMMAND [ARG...]
+#
+# Starts CLUSTER... in the test bed DIR (TESTBED_DIR=DIR testbed.sh up, with each VAR=VALUE in
+# its environment only: TESTBED_DUALSTACK, TESTBED_REALNODE, KUBECTL_MCS_BINARY, ...; with
+# --karmada, karmada.sh up: a real Karmada control plane joined by the clusters, KARMADA_SOURCES
+# among the VAR=VALUE). When the bed started, runs COMMAND with TESTBED_DIR=DIR and, when the bed
+# has real nodes (TESTBED_REALNODE not empty), what node.sh env prints (TOOLBOX_IMAGE,
+# DNS_SERVER) in its environment. Then always tears the bed down (testbed.sh down) and exits with
+# COMMAND's status: up's when the bed did not start, down's when tearing it down failed.
+set -uo pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+usage() { echo "usage: $0 [--karmada] DIR [VAR=VALUE...] CLUSTER... -- COMMAND [ARG...]" >&2; exit 2; }
+
+up="$here/testbed.sh"
+if [ "${1:-}" = --karmada ]; then up="$here/karmada.sh"; shift; fi
+[ $# -ge 1 ] || usage
+dir=$1; shift
+upenv=() clusters=() realnode=${TESTBED_REALNODE:-}
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+  case $1 in
+    *=*) upenv+=("$1"); [[ $1 == TESTBED_REALNODE=* ]] && realnode=${1#TESTBED_REALNODE=} ;;
+    *) clusters+=("$1") ;;
+  esac
+  shift
+done
+[ $# -ge 2 ] || usage
+shift # --
+
+status=0
+env TESTBED_DIR="$dir" "${upenv[@]}" bash "$up" up "${clusters[@]}" || status=$?
+if [ $status -eq 0 ] && [ -n "$realnode" ]; then
+  vars=$(TESTBED_DIR="$dir" bash "$here/node.sh" env) || status=$?
+  [ $status -ne 0 ] || { eval "$vars"; export TOOLBOX_IMAGE DNS_SERVER; }
+fi
+if [ $status -eq 0 ]; then
+  TESTBED_DIR="$dir" "$@" || status=$?
+fi
+TESTBED_DIR="$dir" bash "$here/testbed.sh" down || exit
+exit $status
