@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
@@ -43,7 +44,21 @@ func TestSingleFaults(t *testing.T) {
 		{"sync never ran", func(s *Snapshot) {
 			e := memberOf(s, "member1").ServiceExports[0]
 			e.Status.Conditions, e.ManagedFields = nil, e.ManagedFields[:1]
+			e.CreationTimestamp = metav1.NewTime(now.Add(-time.Minute)) // after sync's last write
 		}, CheckExportConds, "member1", Fail, "no MCS controller has processed this export", "kubectl mcs sync --watch"},
+		{"sync runs but has not written the export's status", func(s *Snapshot) {
+			e := memberOf(s, "member1").ServiceExports[0]
+			e.Status.Conditions, e.ManagedFields = nil, e.ManagedFields[:1]
+		}, CheckExportConds, "member1", Fail, "although kubectl-mcs wrote this service's objects 50m ago, after the export was created: sync runs but has not written this export's status", "sync's log"},
+		{"a write sync cannot make", func(s *Snapshot) {
+			c := &memberOf(s, "member1").ServiceExports[0].Status.Conditions[1]
+			c.Status, c.Reason = metav1.ConditionFalse, "Failed"
+			c.Message = `Service demo/derived-serve in "member3" cannot be written: Service "derived-serve" is invalid: spec.ports[0].name: Required value.`
+		}, CheckExportConds, "member1", Fail, `Conflict=False (50m): Service demo/derived-serve in "member3" cannot be written: Service "derived-serve" is invalid: spec.ports[0].name: Required value.`, "remove what refuses it"},
+		{"derived Service without a port of the import", func(s *Snapshot) {
+			si := memberOf(s, "member3").ServiceImports[0]
+			si.Spec.Ports = []mcsv1beta1.ServicePort{{Name: "tcp-80", Port: 80, Protocol: corev1.ProtocolTCP}, {Name: "8080-8080", Port: 8080, Protocol: corev1.ProtocolTCP}}
+		}, CheckDerived, "member3", Fail, "ports 80/TCP differ from the ServiceImport's 8080-8080:8080/TCP,tcp-80:80/TCP", "writes the derived Service's ports from the import"},
 		{"sync stopped before a change", func(s *Snapshot) {
 			at := metav1.NewTime(now.Add(-time.Minute))
 			sv := memberOf(s, "member2").Services[0]

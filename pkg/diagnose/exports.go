@@ -161,6 +161,14 @@ func exportConditions(now time.Time, m Member, exp *mcsv1beta1.ServiceExport, sv
 		}
 	}
 	if len(conds) == 0 {
+		if exp != nil && acted.After(exp.CreationTimestamp.Time) {
+			// sync wrote the service's objects after this export appeared: it runs, and failed here.
+			r.Severity = Fail
+			r.Message = fmt.Sprintf("no Valid/Ready/Conflict conditions, although kubectl-mcs wrote this service's objects %s ago, after the export was created: sync runs but has not written this export's status",
+				duration.HumanDuration(now.Sub(acted)))
+			r.Fix = "See sync's log for the write it cannot make (the kubectl_mcs_failing_writes metric counts them) and the rbac check for serviceexports/status."
+			return r
+		}
 		r.Severity, r.Message, r.Fix = Fail, "no Valid/Ready/Conflict conditions: no MCS controller has processed this export (is kubectl mcs sync running?)", runSync
 		return r
 	}
@@ -178,6 +186,9 @@ func exportConditions(now time.Time, m Member, exp *mcsv1beta1.ServiceExport, sv
 	} else if c, ok := conds[string(mcsv1beta1.ServiceExportConditionReady)]; ok && c.Status == metav1.ConditionFalse {
 		r.Severity, r.Message = Fail, r.Message+": "+c.Message
 		r.Fix = "See the import checks below for the clusters that lack the import; sync marks it Ready once every reachable importing cluster has it."
+		if c.Reason == string(mcsv1beta1.ServiceExportReasonFailed) {
+			r.Fix = "The apiserver refuses sync's write of the object named: remove what refuses it (an admission webhook, a quota, a policy, missing RBAC) or see sync's log; sync tries again with backoff."
+		}
 	}
 	return r
 }

@@ -69,7 +69,7 @@ func checkImports(s *Snapshot, svcs []service, objs []*objects) []Result {
 				derived = names.DerivedServiceName(sv.Name)
 			}
 			d := o.services[key{Namespace: sv.Namespace, Name: derived}]
-			out = append(out, checkDerived(m, sv, derived, d))
+			out = append(out, checkDerived(m, sv, derived, d, si))
 			out = append(out, checkImportIP(m, sv, si, d))
 			out = append(out, checkSlices(s, m, sv, o, exporting, objs, members, derived)...)
 		}
@@ -115,7 +115,7 @@ func listOr(ss []string) string {
 	return quoted(ss)
 }
 
-func checkDerived(m Member, sv service, name string, d *corev1.Service) Result {
+func checkDerived(m Member, sv service, name string, d *corev1.Service, si *mcsv1beta1.ServiceImport) Result {
 	r := Result{Check: CheckDerived, Cluster: m.ID, Object: objectName("service", key{Namespace: sv.Namespace, Name: name}), Severity: OK}
 	switch {
 	case d == nil:
@@ -126,10 +126,51 @@ func checkDerived(m Member, sv service, name string, d *corev1.Service) Result {
 		r.Severity = Fail
 		r.Message = fmt.Sprintf("Service %s/%s was not created by kubectl-mcs: sync will not take it over", sv.Namespace, name)
 		r.Fix = fmt.Sprintf("Delete or rename that Service in %q so that sync can create the derived Service.", m.ID)
+	case derivedPorts(d) != importPorts(si):
+		// kube-proxy serves the Service's ports only: a port of the import it lacks is refused.
+		r.Severity = Fail
+		r.Message = fmt.Sprintf("ports %s differ from the ServiceImport's %s: connections to a port it lacks are refused", derivedPorts(d), importPorts(si))
+		r.Fix = "Run kubectl mcs sync: it writes the derived Service's ports from the import (if sync --watch runs, the export-conditions check names a write it cannot make)."
 	default:
 		r.Message = "exists, created by kubectl-mcs"
 	}
 	return r
+}
+
+// derivedPorts and importPorts render ports as name:port/protocol, sorted, "" meaning TCP.
+func derivedPorts(d *corev1.Service) string {
+	var ps []string
+	for _, p := range d.Spec.Ports {
+		ps = append(ps, renderPort(p.Name, p.Port, p.Protocol))
+	}
+	return portList(ps)
+}
+
+func importPorts(si *mcsv1beta1.ServiceImport) string {
+	var ps []string
+	for _, p := range si.Spec.Ports {
+		ps = append(ps, renderPort(p.Name, p.Port, p.Protocol))
+	}
+	return portList(ps)
+}
+
+func renderPort(name string, port int32, proto corev1.Protocol) string {
+	if proto == "" {
+		proto = corev1.ProtocolTCP
+	}
+	s := fmt.Sprintf("%d/%s", port, proto)
+	if name != "" {
+		s = name + ":" + s
+	}
+	return s
+}
+
+func portList(ps []string) string {
+	if len(ps) == 0 {
+		return "none"
+	}
+	sort.Strings(ps)
+	return strings.Join(ps, ",")
 }
 
 // checkImportIP: the import's type matches the exports', and its IPs are the derived Service's.
