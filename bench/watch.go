@@ -9,9 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 )
 
 // seer watches one cluster and wakes whoever awaits a token (an endpoint address, or a
@@ -109,4 +113,74 @@ func await(ch chan time.Time, what string) (time.Time, error) {
 	case <-time.After(awaitTimeout):
 		return time.Time{}, fmt.Errorf("%s: not seen within %v", what, awaitTimeout)
 	}
+}
+
+// watchAll watches managed slices, imports and exports everywhere; converged reports whether
+// every cluster holds all want imports with their IP and a slice per exporter, and every export
+// is Ready.
+func (b *bench) watchAll(ctx context.Context) (map[string]*seer, func(want int) bool, error) {
+	seers := map[string]*seer{}
+	var imports, exports []cache.Store
+	for _, m := range b.members {
+		s, err := watchSlices(ctx, m.fast, ns)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		seers[m.name] = s
+		if s, err = watchConfigMaps(ctx, m.same, floorNS); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		seers[m.name+"/floor"] = s
+		if s, err = watchSlices(ctx, m.same, floorNS); err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", m.name, err)
+		}
+		seers[m.name+"/floor-slices"] = s
+		f := dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.dyn, 0, ns, nil)
+		si := f.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports)).Informer()
+		se := f.ForResource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)).Informer()
+		f.Start(ctx.Done())
+		if !cache.WaitForCacheSync(ctx.Done(), si.HasSynced, se.HasSynced) {
+			return nil, nil, fmt.Errorf("%s: watch did not sync", m.name)
+		}
+		imports, exports = append(imports, si.GetStore()), append(exports, se.GetStore())
+	}
+	converged := func(want int) bool {
+		for i := range b.members {
+			if len(seers[b.members[i].name].store.List()) != want*len(b.exporters) {
+				return false
+			}
+			n := 0
+			for _, o := range imports[i].List() {
+				if ips, _, _ := unstructured.NestedStringSlice(o.(*unstructured.Unstructured).Object, "spec", "ips"); len(ips) > 0 {
+					n++
+				}
+			}
+			if n != want {
+				return false
+			}
+			if i < len(b.exporters) {
+				n = 0
+				for _, o := range exports[i].List() {
+					if ready(o.(*unstructured.Unstructured)) {
+						n++
+					}
+				}
+				if n != want {
+					return false
+				}
+			}
+		}
+		return true
+	}
+	return seers, converged, nil
+}
+
+func ready(u *unstructured.Unstructured) bool {
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, c := range conds {
+		if m, ok := c.(map[string]any); ok && m["type"] == "Ready" && m["status"] == "True" {
+			return true
+		}
+	}
+	return false
 }
