@@ -40,14 +40,19 @@ func toChanges(cs []reconciler.Change) []ChangeRow {
 	return out
 }
 
-func (o *Options) printReport(rep Report) error {
+// printReport prints a pass's report; failed: the pass ended in an error, which the caller
+// prints after it, so "No changes." would be untrue (the changes it wanted were not made).
+func (o *Options) printReport(rep Report, failed bool) error {
 	suffix := ""
 	if o.Write.DryRun != cmdutil.DryRunNone {
 		suffix = " (dry run)"
 	}
-	if len(rep.Changes) == 0 {
+	switch {
+	case len(rep.Changes) == 0 && failed:
+	case len(rep.Changes) == 0:
 		fmt.Fprintln(o.Out, "No changes."+suffix)
-	} else {
+		fmt.Fprintln(o.Out)
+	default:
 		rows := make([][]string, 0, len(rep.Changes))
 		for _, c := range rep.Changes {
 			rows = append(rows, []string{c.Cluster, c.Kind, c.Object, c.Action + suffix})
@@ -55,8 +60,8 @@ func (o *Options) printReport(rep Report) error {
 		if err := printers.Table(o.Out, []string{"cluster", "kind", "object", "action"}, rows, false); err != nil {
 			return err
 		}
+		fmt.Fprintln(o.Out)
 	}
-	fmt.Fprintln(o.Out)
 	if err := PrintConflicts(o.Out, rep.Conflicts); err != nil {
 		return err
 	}

@@ -249,7 +249,7 @@ func (o *Options) Run(ctx context.Context) error {
 			return perr
 		}
 	} else {
-		if perr := o.printReport(report); perr != nil {
+		if perr := o.printReport(report, err != nil); perr != nil {
 			return perr
 		}
 	}
