@@ -2,18 +2,15 @@ package status
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/parallel"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
@@ -233,111 +230,6 @@ func (b *item) endpoints() {
 	}
 }
 
-// cluster is one cluster's part: its export, its own Service, its import and what it imported.
-func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) ClusterStatus {
-	k := b.k
-	cs := ClusterStatus{Cluster: ix.ID, State: ix.State}
-	switch ix.State {
-	case ClusterUnreachable:
-		cs.ImportState = ImportUnreachable
-	case ClusterNoCRDs:
-		cs.ImportState = ImportNoCRDs
-	case ClusterError:
-		cs.ImportState = ImportError
-	}
-	if !ix.HasData() {
-		return cs
-	}
-	cs.NamespaceExists = ix.hasNamespace(k.Namespace)
-	if exp := ix.Exports[k]; exp != nil {
-		cs.Export = b.export(ix, exp, invalid)
-	}
-	if svc := ix.Services[k]; svc != nil && !names.IsManaged(svc.Labels) {
-		cs.Service = &ServiceStatus{Type: serviceType(svc), ClusterIPs: svc.Spec.ClusterIPs}
-		r, t := count(ix.Sources[k])
-		cs.Endpoints = &SourceEndpoints{Cluster: ix.ID, Ready: r, Total: t, LastKnown: ix.State != ClusterReachable}
-	}
-	switch si := ix.Imports[k]; {
-	case si != nil:
-		cs.Import = importStatus(ix, k, si)
-		cs.ImportState = ImportReady
-		if si.Spec.Type == mcsv1beta1.ClusterSetIP && len(si.Spec.IPs) == 0 {
-			cs.ImportState = ImportNoIP
-			if ix.State == ClusterReachable {
-				b.noIP = append(b.noIP, ix.ID)
-			}
-		}
-	case cs.NamespaceExists:
-		cs.ImportState = ImportMissing
-		if ix.State == ClusterReachable {
-			b.missing = append(b.missing, ix.ID)
-		}
-	default:
-		cs.ImportState = ImportNoNamespace
-	}
-	if ix.State != ClusterReachable {
-		cs.ImportState = ImportUnreachable
-	}
-	srcs := make([]string, 0, len(ix.copies[k]))
-	for src := range ix.copies[k] {
-		srcs = append(srcs, src)
-	}
-	sort.Strings(srcs)
-	for _, src := range srcs {
-		r, t := count(ix.copies[k][src])
-		cs.ImportedEndpoints = append(cs.ImportedEndpoints, SourceEndpoints{Cluster: src, Ready: r, Total: t})
-	}
-	return cs
-}
-
-func (b *item) export(ix *index, exp *mcsv1beta1.ServiceExport, invalid map[string]engine.InvalidExport) *ExportStatus {
-	es := &ExportStatus{Valid: b.valid[ix.ID], CreationTimestamp: exp.CreationTimestamp,
-		Terminating: exp.DeletionTimestamp != nil, Managed: names.IsManaged(exp.Labels), Conditions: exp.Status.Conditions}
-	if es.Conditions == nil {
-		es.Conditions = []metav1.Condition{}
-	}
-	if inv, ok := invalid[ix.ID]; ok {
-		es.InvalidReason = inv.Reason
-		b.problems = append(b.problems, fmt.Sprintf("The export in cluster %q is not valid (%s): %s", ix.ID, inv.Reason, inv.Message))
-	} else if es.Terminating {
-		es.InvalidReason = "Terminating"
-		b.terminating = true
-	}
-	// sync could not write an object of the service: the condition names it and the apiserver's
-	// answer, the same on every export, so it is told once.
-	for _, c := range exp.Status.Conditions {
-		if c.Type == string(mcsv1beta1.ServiceExportConditionReady) && c.Status == metav1.ConditionFalse &&
-			c.Reason == string(mcsv1beta1.ServiceExportReasonFailed) && !slices.Contains(b.problems, c.Message) {
-			b.problems = append(b.problems, c.Message)
-		}
-	}
-	return es
-}
-
-func importStatus(ix *index, k key, si *mcsv1beta1.ServiceImport) *ImportStatus {
-	is := &ImportStatus{Type: string(si.Spec.Type), IPs: si.Spec.IPs, Ports: []Port{}, Sources: []string{},
-		Managed: names.IsManaged(si.Labels), Conditions: si.Status.Conditions}
-	for _, p := range si.Spec.Ports {
-		is.Ports = append(is.Ports, toPort(p))
-	}
-	for _, c := range si.Status.Clusters {
-		is.Sources = append(is.Sources, c.Cluster)
-	}
-	is.DerivedService = si.Annotations[names.DerivedServiceAnnotation]
-	if is.DerivedService == "" && is.Managed {
-		is.DerivedService = names.DerivedServiceName(k.Name)
-	}
-	if d := ix.Services[key{Namespace: k.Namespace, Name: is.DerivedService}]; is.DerivedService != "" && d != nil {
-		is.DerivedServiceExists = true
-		for _, ip := range d.Spec.ClusterIPs {
-			if ip != corev1.ClusterIPNone {
-				is.DerivedServiceIPs = append(is.DerivedServiceIPs, ip)
-			}
-		}
-	}
-	return is
-}
-
 // summarize states what is wrong with the service as a whole.
 func (b *item) summarize() {
 	out := &b.out
@@ -400,16 +292,6 @@ func toPort(p mcsv1beta1.ServicePort) Port {
 		out.AppProtocol = *p.AppProtocol
 	}
 	return out
-}
-
-func serviceType(s *corev1.Service) string {
-	if s.Spec.ClusterIP == corev1.ClusterIPNone {
-		return "Headless"
-	}
-	if s.Spec.Type == "" {
-		return string(corev1.ServiceTypeClusterIP)
-	}
-	return string(s.Spec.Type)
 }
 
 // count returns the ready and total endpoints of slices. An endpoint in several slices (a
