@@ -440,6 +440,27 @@ func managedSliceUIDs(t *testing.T, c, ns string) []string {
 	return uids
 }
 
+func slicePortsBySource(t *testing.T, c, ns, name string) map[string][]string {
+	t.Helper()
+	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "multicluster.kubernetes.io/service-name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, s := range l.Items {
+		src := s.Labels["multicluster.kubernetes.io/source-cluster"]
+		for _, p := range s.Ports {
+			n := ""
+			if p.Name != nil {
+				n = *p.Name
+			}
+			out[src] = append(out[src], n)
+		}
+		sort.Strings(out[src])
+	}
+	return out
+}
+
 // row finds the table line of service ns/name and returns its whitespace-separated fields.
 func row(t *testing.T, table, ns, name string) []string {
 	t.Helper()

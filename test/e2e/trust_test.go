@@ -204,27 +204,6 @@ func TestTrustContextsSubset(t *testing.T) {
 	}
 }
 
-func slicePortsBySource(t *testing.T, c, ns, name string) map[string][]string {
-	t.Helper()
-	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "multicluster.kubernetes.io/service-name=" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for _, s := range l.Items {
-		src := s.Labels["multicluster.kubernetes.io/source-cluster"]
-		for _, p := range s.Ports {
-			n := ""
-			if p.Name != nil {
-				n = *p.Name
-			}
-			out[src] = append(out[src], n)
-		}
-		sort.Strings(out[src])
-	}
-	return out
-}
-
 // portsScenario: serve exported from member1 (http 80, the oldest export) and member2 (m2Ports),
 // each with one pod, member2's source slice listing every port; then one sync. It returns the
 // namespace and the sync's output.
