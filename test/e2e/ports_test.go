@@ -3,15 +3,12 @@
 package e2e
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/diagnose"
 )
@@ -45,7 +42,7 @@ func TestSyncUnnamedPortInAUnion(t *testing.T) {
 		if got := derivedPorts(t, c, ns); !slices.Equal(got, []string{"8080-8080:8080/TCP", "tcp-80:80/TCP"}) {
 			t.Errorf("%s: derived-cart ports %v", c, got)
 		}
-		bySource := copiedPortNames(t, c, ns)
+		bySource := slicePortsBySource(t, c, ns, "cart")
 		if !slices.Equal(bySource["member3"], []string{"tcp-80"}) || !slices.Equal(bySource["member1"], []string{"8080-8080"}) {
 			t.Errorf("%s: the copies' port names by source %v, want member3's tcp-80 and member1's 8080-8080", c, bySource)
 		}
@@ -78,25 +75,5 @@ func derivedPorts(t *testing.T, c, ns string) []string {
 		out = append(out, fmt.Sprintf("%s:%d/%s", p.Name, p.Port, p.Protocol))
 	}
 	sort.Strings(out)
-	return out
-}
-
-// copiedPortNames are the port names of the slices copied for derived-cart, by source cluster.
-func copiedPortNames(t *testing.T, c, ns string) map[string][]string {
-	t.Helper()
-	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=derived-cart"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for _, s := range l.Items {
-		src := s.Labels["multicluster.kubernetes.io/source-cluster"]
-		for _, p := range s.Ports {
-			if p.Name != nil {
-				out[src] = append(out[src], *p.Name)
-			}
-		}
-		sort.Strings(out[src])
-	}
 	return out
 }

@@ -11,10 +11,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -34,18 +31,7 @@ import (
 func TestRefusedWriteIsToldAndTheRestGoesOn(t *testing.T) {
 	var mu sync.Mutex
 	var log []write
-	svc := svcObj("demo", "serve")
-	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", ResourceVersion: "3", CreationTimestamp: metav1.Now()}}
-	port, proto, ready := int32(80), corev1.ProtocolTCP, true
-	slice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve-abc", UID: "u-slice", ResourceVersion: "4",
-		Labels: map[string]string{discoveryv1.LabelServiceName: "serve"}}, AddressType: discoveryv1.AddressTypeIPv4,
-		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
-		Ports:     []discoveryv1.EndpointPort{{Name: ptr("http"), Port: &port, Protocol: &proto}}}
-	clusters := []*cluster{
-		readMember(t, "m1", corev1.NamespaceActive, svc, exp, slice),
-		readMember(t, "m2", corev1.NamespaceActive),
-		readMember(t, "m3", corev1.NamespaceActive),
-	}
+	clusters := oneExporter(t)
 	var refuse atomic.Bool
 	refuse.Store(true)
 	refusal := apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "derived-serve",
