@@ -123,10 +123,14 @@ func portsMessage(union []unionPort, cons []constituent, disagree int) string {
 		}
 		parts = append(parts, fmt.Sprintf("%q from %s %q", strings.Join(ps, ","), from, c.cluster))
 	}
-	if len(parts) > 1 {
-		parts = []string{strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]}
+	using := `"<none>"`
+	if n := len(parts); n > 0 {
+		using = parts[n-1]
+		if n > 1 {
+			using = strings.Join(parts[:n-1], ", ") + " and " + using
+		}
 	}
-	return fmt.Sprintf("Conflicting ports. Using %s. %d/%d clusters disagree.", parts[0], disagree, len(cons))
+	return fmt.Sprintf("Conflicting ports. Using %s. %d/%d clusters disagree.", using, disagree, len(cons))
 }
 
 func unnamed(p mcsv1beta1.ServicePort) mcsv1beta1.ServicePort {
