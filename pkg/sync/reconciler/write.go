@@ -187,13 +187,15 @@ func subresources(s string) []string {
 
 // upgradeOwnership hands the fields that our create set (owned through an Update operation) to
 // our apply manager before the first apply, so that an apply that leaves a field out (a port, a
-// label) removes it instead of leaving it co-owned. EndpointSlices need none: every field of
-// ours there is a scalar or an atomic list, which an apply replaces whole. The cache keeps the
+// label) removes it instead of leaving it co-owned. EndpointSlices need it only when their owner
+// changes (the derived Service was replaced): every other field of ours there is a scalar or an
+// atomic list, which an apply replaces whole, but ownerReferences is a list keyed by UID, and an
+// apply would add the new owner beside the old one, two controllers the apiserver refuses. The cache keeps the
 // other managers' managedFields entries only as stubs (member.Trim): enough to tell whether a
 // hand-over is due and, in the common case, to make it in place (handOverInPlace); otherwise the
 // patch, which replaces the whole list, is made from the object read live.
 func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceInterface, a engine.Action, last metav1.Object) error {
-	if a.Verb != engine.VerbUpdate || a.Kind == engine.KindEndpointSlice {
+	if a.Verb != engine.VerbUpdate || a.Kind == engine.KindEndpointSlice && !ownerChanges(a, last) {
 		return nil
 	}
 	fm := r.opts.FieldManager
@@ -230,6 +232,24 @@ func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceI
 		return fmt.Errorf("taking over the fields of our create for server-side apply: %w", err)
 	}
 	return nil
+}
+
+// ownerChanges reports whether the update gives the object an owner UID it does not have.
+func ownerChanges(a engine.Action, last metav1.Object) bool {
+	want, ok := a.Object.(metav1.Object)
+	if !ok || last == nil {
+		return false
+	}
+	have := map[types.UID]bool{}
+	for _, o := range last.GetOwnerReferences() {
+		have[o.UID] = true
+	}
+	for _, o := range want.GetOwnerReferences() {
+		if !have[o.UID] {
+			return true
+		}
+	}
+	return false
 }
 
 // handOverDue: csaupgrade has something to do exactly when an Update entry of our manager on the
