@@ -121,14 +121,21 @@ func (s *syncFailures) settle(plan []engine.Action) bool {
 	return changed
 }
 
-// without leaves out the writes of objects that failed in this sync: they wait for the next one,
-// and the service's other writes go on.
+// without leaves out the writes of the clusters where a write failed in this sync: they wait for
+// the next one, and the service's writes in the other clusters go on.
 func (s *syncFailures) without(plan []engine.Action) []engine.Action {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// A cluster with a failed write does nothing more in this sync: its later writes may depend
+	// on the failed one (a slice on the Service it would have replaced), and the next sync decides
+	// again from what the cluster then holds. The other clusters go on.
+	failedIn := map[string]bool{}
+	for o := range s.now {
+		failedIn[o.cluster] = true
+	}
 	out := plan[:0:0]
 	for _, a := range plan {
-		if _, ok := s.now[objectOf(a)]; !ok {
+		if !failedIn[a.Cluster] {
 			out = append(out, a)
 		}
 	}
