@@ -2,7 +2,7 @@ package reconciler
 
 // Writes that keep failing: remembered per service from one sync to the next, told to the engine
 // (the exports' Ready condition says so), counted in the metrics, and never a reason to stop the
-// service's other writes.
+// service's writes in the other clusters.
 
 import (
 	"errors"

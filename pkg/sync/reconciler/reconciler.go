@@ -237,8 +237,8 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 	// it, then decides again from what the writes returned. Dependents are thus written once,
 	// complete: owner references carry the owner's UID, the import the derived Service's IP, the
 	// export's Ready condition the imports just made. When more than one cluster has work of its
-	// own, the clusters' pipelines do it first. A write that fails waits for the next sync; the
-	// others go on, and the exports tell of it once it keeps failing (failures.go).
+	// own, the clusters' pipelines do it first. A write that fails waits for the next sync, with its
+	// cluster's later writes; the other clusters' go on, and the exports tell of it once it keeps failing (failures.go).
 	var errs []string
 	fs := r.syncFailures(k)
 	for round := 0; ; round++ {
