@@ -46,6 +46,12 @@ is_realnode() {
   return 1
 }
 
+with_ports_lock() {
+  if ! command -v flock >/dev/null 2>&1; then "$@"; return; fi
+  mkdir -p "$CACHE"
+  flock -o "$CACHE/.testbed-ports.lock" "$@"
+}
+
 up_one() {
   local name=$1 idx cfg range cidrs node=()
   idx=$(( $(index_of "$name") % 200 + 10 ))
@@ -72,7 +78,10 @@ up_one() {
     # first: kwokctl merges into an existing kubeconfig, so a stale one would clash.
     "$KWOKCTL" delete cluster --name "$name" >/dev/null 2>&1 || true
     rm -f "$cfg"
-    "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
+    # kwokctl picks free ports at create and binds them at start: two beds created at once on
+    # one machine picked the same ports. Creates are serialized machine-wide (flock, where there is one;
+    # -o: the clusters' processes must not inherit the lock).
+    with_ports_lock "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
       --extra-args kube-apiserver=service-cluster-ip-range=$range \
