@@ -11,8 +11,9 @@ import (
 func TestCurveTables(t *testing.T) {
 	runs := []*Results{
 		{Services: 3000, Clusters: 5, QPS: 500, Burst: 1000, Workers: 16, PropagationP50: 30, FloorP50: 20,
-			FanOutP50: 25, ConvergeS: 110, ConvergeFloorS: 100, ConvergeCreateFloorS: 55, RSSPerEndpointKiB: 1.5, PeakRSSMiB: 300, InformerFloorRSSMiB: 200, StatusS: 3, StatusFloorS: 2,
-			BusyRate: 100, BusyP50: 90, BusyFloorP50: 30},
+			FanOutP50: 25, ConvergeS: 110, ConvergeFloorS: 100, ConvergeCreateFloorS: 55, RSSPerEndpointKiB: 1.5, PeakRSSMiB: 300, InformerFloorRSSMiB: 200, DeploymentMemoryLimitMiB: 512, StatusS: 3, StatusFloorS: 2,
+			BusyRate: 100, BusyP50: 90, BusyP99: 1200, BusyFloorP50: 30,
+			BusyBed: &bedCapacity{ChangesPerS: 100, WritesPerS: 500, LagP50: 40, LagP99: 90}},
 		{Services: 1000, Clusters: 5, PropagationP50: 88, FloorP50: 39, ConvergeS: 765, ConvergeFloorS: 207,
 			RSSPerEndpointKiB: 19.1, StatusS: 13.3, StatusFloorS: 2.8, BusyError: "churn: 3 of its changes failed"},
 	}
@@ -29,10 +30,11 @@ func TestCurveTables(t *testing.T) {
 	}
 	// Sorted by size; each ratio judged against its target.
 	for _, want := range []struct{ row, has string }{
-		{curve[0], "| 1000 | 5 | 50/100 (default) | 2.26x ✗ | - | - | 3.70x ✗ | - | 19.10 ✗ | - | 4.75x ✗ |"},
-		{curve[1], "| 3000 | 5 | 500/1000, 16 workers | 1.50x ✓ | 1.20x | 3.00x | 1.10x ✓ | 2.00x | 1.50 ✓ | 1.50x | 1.50x ✓ |"},
+		{curve[0], "| 1000 | 5 | 50/100 (default) | 2.26x ✗ | - | - | - | 3.70x ✗ | - | 19.10 ✗ | - | - | 4.75x ✗ |"},
+		{curve[1], "| 3000 | 5 | 500/1000, 16 workers | 1.50x ✓ | 1.20x | 3.00x ✗ | 1.20 s ✗ | 1.10x ✓ | 2.00x | 1.50 ✓ | 1.50x | 300 / 512 MiB ✓ | 1.50x ✓ |"},
 		{curve[2], "failed: churn: 3 of its changes failed"},
 		{curve[3], "(100 changes/s"},
+		{curve[3], "the bed carried 100 changes/s, 500 writes/s (change to last copy 40 / 90 ms)"},
 	} {
 		if !strings.Contains(want.row, want.has) {
 			t.Errorf("row %q lacks %q", want.row, want.has)

@@ -93,11 +93,17 @@ type Results struct {
 	BusyWritesPerChange float64 `json:"busy_writes_per_change,omitempty"`
 	BusyWritesPerS      float64 `json:"busy_writes_per_s,omitempty"`
 	BusyError           string  `json:"busy_error,omitempty"`
+	// What a plain client carrying the same churn achieved (busyFloor).
+	BusyBed *bedCapacity `json:"busy_bed,omitempty"`
 
 	CachedEndpoints   int     `json:"cached_endpoints,omitempty"`
 	RSSPerEndpointKiB float64 `json:"rss_per_endpoint_kib,omitempty"`
 	// The peak RSS of bare client-go informers over the same objects (informerFloor).
 	InformerFloorRSSMiB float64 `json:"informer_floor_rss_mib,omitempty"`
+	// The memory request and limit of the Deployment sync --print-manifests generates for the
+	// clusterset, against which the peak RSS is judged.
+	DeploymentMemoryRequestMiB float64 `json:"deployment_memory_request_mib,omitempty"`
+	DeploymentMemoryLimitMiB   float64 `json:"deployment_memory_limit_mib,omitempty"`
 
 	DiagnoseS      float64 `json:"diagnose_s,omitempty"`
 	DiagnoseFloorS float64 `json:"diagnose_floor_s,omitempty"`

@@ -175,7 +175,12 @@ func run(ctx context.Context, c config) (*Results, error) {
 			return nil, err
 		}
 		logf("peak RSS %.0f MiB, %.2f KiB per cached endpoint; bare informers over the same objects: %.0f MiB", res.PeakRSSMiB, res.RSSPerEndpointKiB, res.InformerFloorRSSMiB)
-		b.saveProfile("heap", 0)
+		if res.DeploymentMemoryRequestMiB, res.DeploymentMemoryLimitMiB, err = b.deploymentMemory(); err != nil {
+			logf("the generated Deployment's memory: %v", err)
+		} else {
+			logf("the generated Deployment: memory request %.0f MiB, limit %.0f MiB; peak RSS %.0f MiB", res.DeploymentMemoryRequestMiB, res.DeploymentMemoryLimitMiB, res.PeakRSSMiB)
+		}
+		b.saveProfile("heap", "heap", 0)
 	}
 
 	// status -A at scale, against the bare lists it needs.

@@ -85,6 +85,8 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 		defer close(done)
 		b.churn(cctx, first, &changes, &failed)
 	}()
+	// Where sync's time goes under churn: a CPU profile of the first 30 s.
+	go b.saveProfile("busy-profile", "profile", 30)
 	awaitTimeout = 5 * time.Minute
 	lat, floor, fanOut, err := b.samplePropagation(ctx, b.samples, b.busySamples(), t0.Add(busyWindow), watchers)
 	awaitTimeout = 30 * time.Second
@@ -98,6 +100,7 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 	if err != nil {
 		return err
 	}
+	b.saveMetrics(outDir + "/metrics-busy.log")
 	res.BusyWritesPerS = float64(during-before) / elapsed
 	if n := failed.Load(); n > 0 {
 		return fmt.Errorf("churn: %d of its changes failed", n)
@@ -113,6 +116,14 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 	res.BusySamples = len(lat)
 	res.BusyWritesPerChange = float64(after-before) / float64(changes.Load()+int64(len(lat)))
 	logf("busy: p50 %.1f ms (floor %.1f), %.0f changes/s, sync wrote %.0f/s, %.2f writes per change", res.BusyP50, res.BusyFloorP50, res.BusyRate, res.BusyWritesPerS, res.BusyWritesPerChange)
+	logf("busy floor: a plain client carrying the same churn for %v, sync idle", busyWindow)
+	bed, err := b.busyFloor(ctx, busyWindow)
+	if err != nil {
+		return err
+	}
+	res.BusyBed = bed
+	logf("busy floor: %.0f changes/s carried (%d dropped), %.0f writes/s; change to last copy p50 %.1f ms, p99 %.1f ms",
+		bed.ChangesPerS, bed.Dropped, bed.WritesPerS, bed.LagP50, bed.LagP99)
 	return nil
 }
 
@@ -187,12 +198,13 @@ func (b *bench) profileConverge(ctx context.Context) {
 			_, err := b.writes()
 			return err == nil, nil
 		})
-		b.saveProfile("profile", 30)
+		b.saveProfile("profile", "profile", 30)
 	}()
 }
 
-// saveProfile fetches one pprof profile of the sync process into profileDir.
-func (b *bench) saveProfile(kind string, seconds int) {
+// saveProfile fetches one pprof profile of the sync process into profileDir, as
+// SERVICES-LABEL.pprof.
+func (b *bench) saveProfile(label, kind string, seconds int) {
 	if b.profileDir == "" {
 		return
 	}
@@ -207,7 +219,7 @@ func (b *bench) saveProfile(kind string, seconds int) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	path := filepath.Join(b.profileDir, fmt.Sprintf("%d-%s.pprof", b.services, kind))
+	path := filepath.Join(b.profileDir, fmt.Sprintf("%d-%s.pprof", b.services, label))
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		logf("profile %s: %v", kind, err)
 	}

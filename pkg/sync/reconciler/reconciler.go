@@ -80,9 +80,8 @@ func New(members []*clusterset.Member, opts Options) *Reconciler {
 		skips:     map[key][]string{},
 		failing:   map[key]map[object]failure{},
 		now:       time.Now,
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](),
-			workqueue.TypedRateLimitingQueueConfig[key]{Name: "kubectl-mcs"}),
 	}
+	r.queue = newQueue(time.Now)
 	r.newClusters(members)
 	return r
 }
