@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -38,9 +39,9 @@ func (b *bench) busyFloor(ctx context.Context, window time.Duration) (*bedCapaci
 	change := func(n int) error {
 		name := fmt.Sprintf("churn-%d", n%names)
 		ip := fmt.Sprintf("10.253.%d.%d", n/250%250, n%250+1)
-		body := fmt.Sprintf(`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":%q,"labels":{%q:"kubectl-mcs-bench"}},`+
-			`"addressType":"IPv4","endpoints":[{"addresses":[%q],"conditions":{"ready":true}}]}`, name, discoveryv1.LabelManagedBy, ip)
 		apply := func(m *member, slice string) error {
+			body := fmt.Sprintf(`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":%q,"labels":{%q:"kubectl-mcs-bench"}},`+
+				`"addressType":"IPv4","endpoints":[{"addresses":[%q],"conditions":{"ready":true}}]}`, slice, discoveryv1.LabelManagedBy, ip)
 			_, err := m.fast.DiscoveryV1().EndpointSlices(floorNS).Patch(ctx, slice, types.ApplyPatchType, []byte(body),
 				metav1.PatchOptions{FieldManager: "kubectl-mcs-bench", Force: &force})
 			return err
@@ -52,7 +53,7 @@ func (b *bench) busyFloor(ctx context.Context, window time.Duration) (*bedCapaci
 	}
 	// The slices exist before the clock starts, as the churned ones and their copies do.
 	if err := parallel(busyFloorWriters, names, change); err != nil {
-		return nil, fmt.Errorf("busy floor: creating its slices: %w", err)
+		return nil, fmt.Errorf("busy floor: creating its slices: %s", firstLine(err))
 	}
 
 	var mu sync.Mutex
@@ -103,4 +104,13 @@ func (b *bench) busyFloor(ctx context.Context, window time.Duration) (*bedCapaci
 		ChangesPerS: float64(changes.Load()) / elapsed, WritesPerS: float64(changes.Load()*int64(len(b.members))) / elapsed,
 		LagP50: percentile(lags, 50), LagP99: percentile(lags, 99), Dropped: dropped,
 	}, nil
+}
+
+// firstLine is the first of the errors that errors.Join put one per line.
+func firstLine(err error) string {
+	s, _, more := strings.Cut(err.Error(), "\n")
+	if more {
+		s += " (and more)"
+	}
+	return s
 }
