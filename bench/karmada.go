@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/internal/promtext"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 )
 
@@ -57,6 +59,9 @@ type KarmadaRun struct {
 	Sync     Latency `json:"sync"`
 	Karmada  Latency `json:"karmada"`
 	Floor    Latency `json:"floor"`
+	// The deepest Karmada's endpointslice-collect queue was, read after every sample (-1: not
+	// read): how far its controllers were behind.
+	CollectQueue float64 `json:"karmada_collect_queue_max"`
 }
 
 // Latency is the distribution of one path's samples, in ms.
@@ -85,8 +90,9 @@ type karmadaBench struct {
 	// The consumer's watches: sync's copies, Karmada's dispatched slices; the floor's ConfigMaps.
 	syncSeen, karmadaSeen *seer
 	floor                 map[string]*seer
-	taken                 int // samples so far: each gets addresses and a token of its own
-	churned               int // churn changes asked so far: each writes an address of its own
+	karmadaMetrics        string // karmada-controller-manager's metrics URL ("": unknown)
+	taken                 int    // samples so far: each gets addresses and a token of its own
+	churned               int    // churn changes asked so far: each writes an address of its own
 }
 
 // benchKarmada is bench -karmada: -samples (BENCH_KARMADA_SAMPLES here) triples per size and
@@ -109,20 +115,26 @@ func benchKarmada(c config, sizes string, churn int) error {
 	if c.out == outDir+"/results.json" {
 		c.out = outDir + "/karmada.json"
 	}
-	res, err := runKarmada(context.Background(), c, kc)
+	// Written after every run, so that a size that never finishes leaves the smaller ones.
+	save := func(res *KarmadaResults) error { return writeResults(res, kc.svg, c.out, c.markdown) }
+	// Stopped (make's Ctrl-C, a kill): the rows so far are saved, with the reason.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	res, err := runKarmada(ctx, c, kc, save)
 	if err != nil {
 		return err
 	}
-	if err := writeResults(res, kc.svg, c.out, c.markdown); err != nil {
+	if err := save(res); err != nil {
 		return err
 	}
+	fmt.Println(karmadaTable(res))
 	if res.Error != "" {
 		return fmt.Errorf("%s (figures so far in %s)", res.Error, c.out)
 	}
 	return nil
 }
 
-func runKarmada(ctx context.Context, c config, kc karmadaConfig) (*KarmadaResults, error) {
+func runKarmada(ctx context.Context, c config, kc karmadaConfig, save func(*KarmadaResults) error) (*KarmadaResults, error) {
 	res := &KarmadaResults{Date: time.Now().UTC().Format(time.RFC3339), Binary: binaryVersion(c.binary), Machine: machine(),
 		Load: loadAvg(), Samples: c.samples, ChurnRate: kc.churnRate}
 	b := &bench{config: c, sources: map[string]*discoveryv1.EndpointSlice{}}
@@ -137,6 +149,7 @@ func runKarmada(ctx context.Context, c config, kc karmadaConfig) (*KarmadaResult
 		return nil, fmt.Errorf("%s: %w", k.provider.name, err)
 	}
 	b.exportVersion = v
+	k.karmadaMetrics = controllerManagerMetrics(os.Getenv("TESTBED_DIR"))
 
 	logf("init, fresh namespaces: %s and %s in %s and %s, %s on the control plane", ns, floorNS, k.provider.name, k.consumer.name, karmadaNS)
 	if out, err := exec.Command(c.binary, "--kubeconfig", c.kubeconfig, "init", "--contexts", strings.Join(b.contexts, ",")).CombinedOutput(); err != nil {
@@ -176,6 +189,9 @@ func runKarmada(ctx context.Context, c config, kc karmadaConfig) (*KarmadaResult
 				return res, nil
 			}
 			res.Runs = append(res.Runs, run)
+			if err := save(res); err != nil {
+				return nil, err
+			}
 			logf("%d services, %s: sync p50 %.1f ms, Karmada %.1f ms, floor %.1f ms", n, loadName(churn), run.Sync.P50, run.Karmada.P50, run.Floor.P50)
 		}
 	}
@@ -192,7 +208,7 @@ func loadName(churn bool) string {
 // phase takes c.samples triples (sync, Karmada, floor), each on a service of the first half,
 // while the second half stays still or, with churn, changes at churnRate a second on each path.
 func (k *karmadaBench) phase(ctx context.Context, services int, churn bool) (KarmadaRun, error) {
-	run := KarmadaRun{Services: services, Churn: churn}
+	run := KarmadaRun{Services: services, Churn: churn, CollectQueue: -1}
 	pool := max(1, services/2)
 	var stop func() (float64, error)
 	if churn {
@@ -220,6 +236,9 @@ func (k *karmadaBench) phase(ctx context.Context, services int, churn bool) (Kar
 		}
 		f = append(f, d)
 		k.taken++
+		if q, ok := k.collectQueue(); ok {
+			run.CollectQueue = max(run.CollectQueue, q)
+		}
 	}
 	if stop != nil {
 		achieved, cerr := stop()
@@ -256,10 +275,32 @@ func writeResults(res *KarmadaResults, svg, out, markdown string) error {
 	if err := f.Close(); err != nil {
 		return err
 	}
-	table := karmadaTable(res)
-	fmt.Println(table)
 	if markdown == "" {
 		return nil
 	}
-	return rewriteSection(markdown, karmadaBeginMark, karmadaEndMark, table)
+	return rewriteSection(markdown, karmadaBeginMark, karmadaEndMark, karmadaTable(res))
+}
+
+// controllerManagerMetrics is where karmada.sh serves karmada-controller-manager's metrics in the
+// test bed dir (its ports file), or "".
+func controllerManagerMetrics(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "karmada-cp", "ports"))
+	if dir == "" || err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "cm-metrics="); ok {
+			return "http://127.0.0.1:" + strings.TrimSpace(p) + "/metrics"
+		}
+	}
+	return ""
+}
+
+// collectQueue is the depth of Karmada's endpointslice-collect queue (every priority).
+func (k *karmadaBench) collectQueue() (float64, bool) {
+	if k.karmadaMetrics == "" {
+		return 0, false
+	}
+	v, found, err := promtext.Scrape(k.karmadaMetrics, "workqueue_depth", `name="endpointslice-collect"`)
+	return v, found && err == nil
 }

@@ -61,18 +61,22 @@ func karmadaTable(res *KarmadaResults) string {
 	fmt.Fprintf(&s, "Run of %s (load %s): member1 provides, member2 consumes; per row %d samples of each path, interleaved; "+
 		"churn: %d provider-slice changes a second on each path's other services; %s.\n\n",
 		res.Date, res.Load, res.Samples, res.ChurnRate, res.Machine)
-	s.WriteString("| services | load | kubectl mcs sync, ms p50 / p99 / max | Karmada, ms p50 / p99 / max | two-hop floor, ms p50 / p99 / max | sync / Karmada p50, p99 | sync / floor p50, p99 | Karmada / floor p50, p99 |\n")
-	s.WriteString("|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| services | load | kubectl mcs sync, ms p50 / p99 / max | Karmada, ms p50 / p99 / max | two-hop floor, ms p50 / p99 / max | sync / Karmada p50, p99 | sync / floor p50, p99 | Karmada / floor p50, p99 | Karmada's collect queue, deepest |\n")
+	s.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range res.Runs {
 		load := "idle"
 		if r.Churn {
 			load = fmt.Sprintf("churn, %.1f/s per path", r.Achieved)
 		}
-		fmt.Fprintf(&s, "| %d | %s | %s | %s | %s | %.3fx, %.3fx | %.2fx, %.2fx | %.2fx, %.2fx |\n", r.Services, load,
+		queue := "?"
+		if r.CollectQueue >= 0 {
+			queue = fmt.Sprintf("%.0f", r.CollectQueue)
+		}
+		fmt.Fprintf(&s, "| %d | %s | %s | %s | %s | %.3fx, %.3fx | %.2fx, %.2fx | %.2fx, %.2fx | %s |\n", r.Services, load,
 			dist(r.Sync), dist(r.Karmada), dist(r.Floor),
 			ratio(r.Sync.P50, r.Karmada.P50), ratio(r.Sync.P99, r.Karmada.P99),
 			ratio(r.Sync.P50, r.Floor.P50), ratio(r.Sync.P99, r.Floor.P99),
-			ratio(r.Karmada.P50, r.Floor.P50), ratio(r.Karmada.P99, r.Floor.P99))
+			ratio(r.Karmada.P50, r.Floor.P50), ratio(r.Karmada.P99, r.Floor.P99), queue)
 	}
 	s.WriteString("\n| target | services | measured | |\n|---|---|---|---|\n")
 	for _, t := range karmadaTargets(res) {
