@@ -97,7 +97,7 @@ func (k *karmadaBench) grow(ctx context.Context, from, to int) error {
 // carried waits until the consumer's watch holds n slices of the path.
 func (k *karmadaBench) carried(ctx context.Context, path string, s *seer, n int) error {
 	limit := 5*time.Minute + time.Duration(n)*time.Second
-	last := time.Now()
+	t0, last := time.Now(), time.Now()
 	err := wait.PollUntilContextTimeout(ctx, 500*time.Millisecond, limit, true, func(context.Context) (bool, error) {
 		got := len(s.store.List())
 		if time.Since(last) > 30*time.Second {
@@ -107,7 +107,7 @@ func (k *karmadaBench) carried(ctx context.Context, path string, s *seer, n int)
 		return got >= n, nil
 	})
 	if err != nil {
-		return fmt.Errorf("%s holds %d of %d slices after %v", k.consumer.name, len(s.store.List()), n, limit)
+		return fmt.Errorf("%s holds %d of %d slices after %.0f s: %w", k.consumer.name, len(s.store.List()), n, time.Since(t0).Seconds(), err)
 	}
 	return nil
 }
