@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -97,8 +98,8 @@ type karmadaBench struct {
 
 // benchKarmada is bench -karmada: -samples (BENCH_KARMADA_SAMPLES here) triples per size and
 // load, results into bench/out/karmada.json, the CDF into bench/out/karmada-cdf.svg and the
-// table into -markdown.
-func benchKarmada(c config, sizes string, churn int) error {
+// table into -markdown. With render, only the picture and the table, from that results file.
+func benchKarmada(c config, sizes string, churn int, render string) error {
 	kc := karmadaConfig{churnRate: max(churn, 1), window: 10 * time.Minute, svg: outDir + "/karmada-cdf.svg"}
 	for _, f := range strings.Split(sizes, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -109,6 +110,18 @@ func benchKarmada(c config, sizes string, churn int) error {
 			return fmt.Errorf("-karmada-sizes: sizes must grow (%s)", sizes)
 		}
 		kc.sizes = append(kc.sizes, n)
+	}
+	if render != "" {
+		res := &KarmadaResults{}
+		data, err := os.ReadFile(render)
+		if err == nil {
+			err = json.Unmarshal(data, res)
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Println(karmadaTable(res))
+		return writeResults(res, kc.svg, render, c.markdown)
 	}
 	c.samples = envInt("BENCH_KARMADA_SAMPLES", 100)
 	c.contexts = []string{"member1", "member2", "karmada"}
@@ -175,7 +188,7 @@ func runKarmada(ctx context.Context, c config, kc karmadaConfig, save func(*Karm
 		t0 := time.Now()
 		logf("%d services on each path (ServiceExports in %s for sync, MultiClusterServices on the control plane for Karmada)", n, k.provider.name)
 		if err := k.grow(ctx, from, n); err != nil {
-			res.Error = fmt.Sprintf("%d services: %v", n, err)
+			res.Error = fmt.Sprintf("%d services: %s", n, firstLine(err))
 			logf("%s", res.Error)
 			return res, nil
 		}
@@ -184,7 +197,7 @@ func runKarmada(ctx context.Context, c config, kc karmadaConfig, save func(*Karm
 		for _, churn := range []bool{false, true} {
 			run, err := k.phase(ctx, n, churn)
 			if err != nil {
-				res.Error = fmt.Sprintf("%d services, %s: %v", n, loadName(churn), err)
+				res.Error = fmt.Sprintf("%d services, %s: %s", n, loadName(churn), firstLine(err))
 				logf("%s", res.Error)
 				return res, nil
 			}
@@ -196,6 +209,15 @@ func runKarmada(ctx context.Context, c config, kc karmadaConfig, save func(*Karm
 		}
 	}
 	return res, nil
+}
+
+// firstLine keeps a joined error short: its first error, and how many more there were.
+func firstLine(err error) string {
+	lines := strings.Split(err.Error(), "\n")
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	return fmt.Sprintf("%s (and %d more)", lines[0], len(lines)-1)
 }
 
 func loadName(churn bool) string {

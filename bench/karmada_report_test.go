@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -65,5 +66,15 @@ func writeFile(t *testing.T, path, data string) {
 	}
 	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestFirstLine(t *testing.T) {
+	if got := firstLine(errors.New("one")); got != "one" {
+		t.Errorf("got %q", got)
+	}
+	err := errors.Join(errors.New("a: canceled"), errors.New("b: canceled"), errors.New("c: canceled"))
+	if got := firstLine(err); got != "a: canceled (and 2 more)" {
+		t.Errorf("got %q", got)
 	}
 }

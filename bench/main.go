@@ -130,6 +130,7 @@ func main() {
 	dnsServer := flag.String("dns-server", "127.0.0.1:5353", "with -first-packet: where each node's kubectl mcs dns-server answers")
 	karmadaMode := flag.Bool("karmada", false, "sync --watch against Karmada's MultiClusterService controllers on a --karmada test bed (contexts member1, member2, karmada) instead")
 	karmadaSizes := flag.String("karmada-sizes", envOr("BENCH_KARMADA_SIZES", "100,1000"), "with -karmada: services on each path, one run per size (BENCH_KARMADA_SIZES)")
+	karmadaRender := flag.String("karmada-render", "", "with -karmada: only draw the CDF and rewrite the section of -markdown from this karmada.json")
 	churnRate := flag.Int("karmada-churn", envInt("BENCH_KARMADA_CHURN", 10), "with -karmada: provider-slice changes a second on each path under churn (BENCH_KARMADA_CHURN)")
 	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
 	flag.Parse()
@@ -146,7 +147,7 @@ func main() {
 		return
 	}
 	if *karmadaMode {
-		if err := benchKarmada(c, *karmadaSizes, *churnRate); err != nil {
+		if err := benchKarmada(c, *karmadaSizes, *churnRate, *karmadaRender); err != nil {
 			fail(err)
 		}
 		return
