@@ -30,6 +30,9 @@ KARMADA_SOURCES ?= $(abspath $(or $(KARMADA_SRC),$(CURDIR)/../shared/karmada))
 # make test-karmada: a real Karmada control plane built from KARMADA_SOURCES (test/testbed/karmada.sh)
 # with member1-3 joined, on a test bed of its own.
 KARMADA_TESTBED_DIR ?= $(CACHE)/testbed-karmada
+# make bench-karmada: sync --watch against Karmada's MultiClusterService controllers, member1 and
+# member2 joined to a real control plane, on a test bed of its own.
+BENCH_KARMADA_TESTBED_DIR ?= $(CACHE)/testbed-bench-karmada
 # Release archives: one per platform, and the krew manifest dist/mcs.yaml pointing at
 # $(DIST_BASE_URL)/ARCHIVE.
 PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
@@ -38,7 +41,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DIST_JOBS     ?= 3
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada bench bench-first-packet bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada bench bench-first-packet bench-karmada bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
 
 # kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
@@ -129,6 +132,7 @@ bench: build testbed-build
 	bash test/testbed/with-bed.sh $(BENCH_TESTBED_DIR) member1 member2 member3 -- \
 	  env BENCH_SERVICES=$(BENCH_SERVICES) go run ./bench -kubeconfig $(BENCH_TESTBED_DIR)/kubeconfig -binary $(BIN)
 	$(MAKE) --no-print-directory bench-first-packet
+	$(MAKE) --no-print-directory bench-karmada
 
 # Time to first packet (part of bench), on member1 and member2 with real nodes: from expose, from a
 # new provider pod's Ready, and from a pod's deletion, against a plain local Service in the same run.
@@ -137,6 +141,17 @@ bench-first-packet: build testbed-build
 	bash test/testbed/with-bed.sh $(PACKET_TESTBED_DIR) TESTBED_REALNODE=member1,member2 KUBECTL_MCS_BINARY=$(BIN) member1 member2 -- \
 	  bash -c 'go run ./bench -first-packet -contexts member1,member2 -kubeconfig $(PACKET_TESTBED_DIR)/kubeconfig -binary $(BIN) \
 	    -image $$TOOLBOX_IMAGE -dns-server $$DNS_SERVER'
+
+# Against Karmada (part of bench): a provider slice's new endpoint carried to the consumer by sync
+# --watch and by Karmada's MultiClusterService controllers, with the two-hop floor interleaved, idle
+# and under churn, at BENCH_KARMADA_SIZES services (default 100,1000); bench/out/karmada.json,
+# bench/out/karmada-cdf.svg and the "Against Karmada" section of BENCHMARKS.md. Without the Karmada
+# sources: one line, and success.
+bench-karmada: build testbed-build
+	@if [ ! -f "$(KARMADA_SOURCES)/go.mod" ]; then \
+	  echo "bench-karmada: skipped: no Karmada sources at $(KARMADA_SOURCES) (set KARMADA_SOURCES)"; exit 0; fi; \
+	bash test/testbed/with-bed.sh --karmada $(BENCH_KARMADA_TESTBED_DIR) KARMADA_SOURCES=$(KARMADA_SOURCES) member1 member2 -- \
+	  go run ./bench -karmada -kubeconfig $(BENCH_KARMADA_TESTBED_DIR)/kubeconfig -binary $(BIN)
 
 # Not a test either: the benchmark at 1,000-10,000 services on 5 clusters (BENCH_SCALE_RUNS, see
 # bench/scale.sh), each run on a fresh test bed of its own; figures in bench/out/scale/ and the curve

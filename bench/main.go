@@ -134,6 +134,10 @@ func main() {
 	firstPacket := flag.Bool("first-packet", false, "time to first packet on a real-node bed (the first two -contexts: provider, consumer) instead")
 	image := flag.String("image", "", "with -first-packet: the test bed's toolbox image (node.sh env)")
 	dnsServer := flag.String("dns-server", "127.0.0.1:5353", "with -first-packet: where each node's kubectl mcs dns-server answers")
+	karmadaMode := flag.Bool("karmada", false, "sync --watch against Karmada's MultiClusterService controllers on a --karmada test bed (contexts member1, member2, karmada) instead")
+	karmadaSizes := flag.String("karmada-sizes", envOr("BENCH_KARMADA_SIZES", "100,1000"), "with -karmada: services on each path, one run per size (BENCH_KARMADA_SIZES)")
+	karmadaRender := flag.String("karmada-render", "", "with -karmada: only draw the CDF and rewrite the section of -markdown from this karmada.json")
+	churnRate := flag.Int("karmada-churn", envInt("BENCH_KARMADA_CHURN", 10), "with -karmada: provider-slice changes a second on each path under churn (BENCH_KARMADA_CHURN)")
 	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
 	flag.Parse()
 	if *floorChild {
@@ -144,6 +148,12 @@ func main() {
 	}
 	if *curve != "" {
 		if err := renderCurve(strings.Split(*curve, ","), c.markdown); err != nil {
+			fail(err)
+		}
+		return
+	}
+	if *karmadaMode {
+		if err := benchKarmada(c, *karmadaSizes, *churnRate, *karmadaRender); err != nil {
 			fail(err)
 		}
 		return
@@ -204,6 +214,13 @@ const syncLog = outDir + "/sync.log"
 func fail(err error) {
 	fmt.Fprintln(os.Stderr, "bench:", err)
 	os.Exit(1)
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
 }
 
 func envInt(k string, def int) int {

@@ -36,6 +36,9 @@ type bench struct {
 	exporters []*member
 	sources   map[string]*discoveryv1.EndpointSlice // member1's source slices, by service
 	metrics   string
+	// The mcs-api version the exports are written in (empty: v1beta1); Karmada's members serve
+	// the v1alpha1 CRDs Karmada bundles.
+	exportVersion string
 }
 
 func run(ctx context.Context, c config) (*Results, error) {

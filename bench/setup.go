@@ -142,10 +142,14 @@ func (b *bench) populate(ctx context.Context, from, to int) error {
 			b.sources[name] = created
 			mu.Unlock()
 		}
+		v := b.exportVersion
+		if v == "" {
+			v = mcsapi.V1beta1
+		}
 		se := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
+			"apiVersion": mcsapi.Group + "/" + v, "kind": "ServiceExport",
 			"metadata": map[string]any{"name": name, "namespace": ns}}}
-		if _, err := m.dyn.Resource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)).Namespace(ns).Create(ctx, se, metav1.CreateOptions{}); err != nil {
+		if _, err := m.dyn.Resource(mcsapi.GVR(v, mcsapi.ServiceExports)).Namespace(ns).Create(ctx, se, metav1.CreateOptions{}); err != nil {
 			return fmt.Errorf("%s: export %s: %w", m.name, name, err)
 		}
 		return nil

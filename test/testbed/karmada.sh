@@ -264,7 +264,7 @@ controllers() {
 }
 
 join() {
-  local m mcfg crd f
+  local m mcfg crd f try
   for m in "$@"; do
     mcfg="$TESTBED_DIR/$m.kubeconfig"
     # Karmada's guide has the members hold the mcs-api CRDs it bundles before anything is
@@ -275,9 +275,14 @@ join() {
         kubectl --kubeconfig "$mcfg" --context "$m" apply --server-side -f "$f" >/dev/null
     done
     if kc get clusters.cluster.karmada.io "$m" >/dev/null 2>&1; then continue; fi
-    "$KBIN/karmada-karmadactl" join "$m" --kubeconfig "$CFG" --karmada-context "$NAME" \
-      --cluster-kubeconfig "$mcfg" --cluster-context "$m" >"$CP/logs/join-$m.log" 2>&1 ||
-      { cat "$CP/logs/join-$m.log" >&2; log "join $m failed"; return 1; }
+    # karmadactl waits 30 s for the member to fill its ServiceAccount token: a loaded machine's
+    # fresh member can take longer, so try again (join takes over what a failed one created).
+    for try in 1 2 3; do
+      "$KBIN/karmada-karmadactl" join "$m" --kubeconfig "$CFG" --karmada-context "$NAME" \
+        --cluster-kubeconfig "$mcfg" --cluster-context "$m" >"$CP/logs/join-$m.log" 2>&1 && break
+      [ "$try" -lt 3 ] || { cat "$CP/logs/join-$m.log" >&2; log "join $m failed"; return 1; }
+      log "join $m failed ($(tail -n 1 "$CP/logs/join-$m.log")); trying again"
+    done
     log "$m joined (Push)"
   done
   for m in "$@"; do

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# One test bed around one command: make test-e2e, test-traffic, test-karmada, soak, bench and
-# bench-first-packet each run through it.
+# One test bed around one command: make test-e2e, test-traffic, test-karmada, soak, bench,
+# bench-first-packet and bench-karmada each run through it.
 #
 #   with-bed.sh [--karmada] DIR [VAR=VALUE...] CLUSTER... -- COMMAND [ARG...]
 #
