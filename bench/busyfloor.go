@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -106,11 +105,3 @@ func (b *bench) busyFloor(ctx context.Context, window time.Duration) (*bedCapaci
 	}, nil
 }
 
-// firstLine is the first of the errors that errors.Join put one per line.
-func firstLine(err error) string {
-	s, _, more := strings.Cut(err.Error(), "\n")
-	if more {
-		s += " (and more)"
-	}
-	return s
-}
