@@ -104,4 +104,3 @@ func (b *bench) busyFloor(ctx context.Context, window time.Duration) (*bedCapaci
 		LagP50: percentile(lags, 50), LagP99: percentile(lags, 99), Dropped: dropped,
 	}, nil
 }
-
