@@ -54,7 +54,7 @@ func curveTables(runs []*Results) string {
 		"Beside them, for the explanation: the fan-out floor (the second hop written in every cluster at once, as sync must), the create floor (as many ConfigMap creates) " +
 		"and the peak RSS of bare client-go informers holding the same objects.\n\n")
 	s.WriteString("**The curve** (ratio to the floor of the same run)\n\n")
-	s.WriteString("| services | clusters | QPS/burst (workers, if not 4) | p50 idle | p50 idle / fan-out floor | p50 busy | p99 busy | converge | converge / create floor | KiB RSS / endpoint | RSS / bare informers | peak RSS / generated limit | `status -A` |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	s.WriteString("| services | clusters | QPS/burst, workers (4 where not shown) | p50 idle | p50 idle / fan-out floor | p50 busy | p99 busy | converge | converge / create floor | KiB RSS / endpoint | RSS / bare informers | peak RSS / generated limit | `status -A` |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range runs {
 		p50, busy := ratio(r.PropagationP50, r.FloorP50), ratio(r.BusyP50, r.BusyFloorP50)
 		conv, st := ratio(r.ConvergeS, r.ConvergeFloorS), ratio(r.StatusS, r.StatusFloorS)

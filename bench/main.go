@@ -125,7 +125,7 @@ func main() {
 	flag.BoolVar(&c.scale, "scale", false, "bench-scale: also count the endpoints sync caches")
 	flag.Float64Var(&c.qps, "kube-api-qps", 0, "sync's --kube-api-qps, and the floors' client's (0: sync's default)")
 	flag.IntVar(&c.burst, "kube-api-burst", 0, "sync's --kube-api-burst, with -kube-api-qps")
-	flag.IntVar(&c.workers, "workers", 4, "sync's --workers, and the write floor's requests in flight per cluster")
+	flag.IntVar(&c.workers, "workers", 16, "sync's --workers (its default), and the write floor's requests in flight per cluster")
 	flag.IntVar(&c.busyRate, "busy-rate", 0, "also sample propagation while this many other services change per second (0: no)")
 	flag.Float64Var(&c.floorFraction, "floor-fraction", 1, "share of the converge writes the write floor makes, its time scaled up")
 	flag.StringVar(&c.profileDir, "profile-dir", "", "run sync with --profiling and save CPU (first 30 s of converge) and heap profiles here")

@@ -52,9 +52,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if c.qps > 0 {
 		res.QPS, res.Burst = c.qps, c.burst
 	}
-	if c.workers != 4 {
-		res.Workers = c.workers
-	}
+	res.Workers = c.workers
 
 	logf("init and a fresh %s namespace in %d clusters", ns, len(b.members))
 	if out, err := exec.Command(c.binary, "--kubeconfig", c.kubeconfig, "init", "--contexts", strings.Join(c.contexts, ",")).CombinedOutput(); err != nil {

@@ -5,8 +5,8 @@
 #
 # An entry is SERVICES:CLUSTERS:QPS[:BURST[:WORKERS]]; QPS "default" runs sync with its default
 # limit (50/100), BURST defaults to twice QPS, WORKERS (sync's --workers, and the write floor's
-# requests in flight per cluster) to 4. The services are exported from 2 of the clusters, 2
-# endpoints per slice.
+# requests in flight per cluster) to sync's default, 16. The services are exported from 2 of the
+# clusters, 2 endpoints per slice.
 set -euo pipefail
 
 : "${TESTBED_DIR:?}" "${BINARY:?}"
@@ -28,12 +28,12 @@ trap 'bash "$repo/test/testbed/testbed.sh" down' EXIT
 go build -o "$out/bench.$$" ./bench
 for run in $RUNS; do
   IFS=: read -r services clusters qps burst workers <<<"$run"
-  workers=${workers:-4}
+  workers=${workers:-16}
   members=()
   for ((i = 1; i <= clusters; i++)); do members+=("member$i"); done
   limit=()
   name="$services-c$clusters-qps$qps"
-  [ "$workers" = 4 ] || name+="-w$workers"
+  name+="-w$workers"
   # One file per binary too, so that runs of two commits stand side by side in the curve.
   commit=$("$BINARY" version -o json | sed -n 's/.*"commit": *"\([^"]*\)".*/\1/p')
   [ -z "$commit" ] || name+="-$commit"

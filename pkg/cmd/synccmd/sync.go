@@ -118,7 +118,7 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Sync every namespace (the default unless -n is given)")
 	f.DurationVar(&o.UnreachableTimeout, "unreachable-timeout", 0, "Drop an unreachable member's endpoints from the other clusters after this long (0: keep them)")
 	f.DurationVar(&o.SyncTimeout, "cache-sync-timeout", 30*time.Second, "How long to wait for every member's caches before deciding")
-	f.IntVar(&o.Workers, "workers", 4, "Services synced in parallel with --watch")
+	f.IntVar(&o.Workers, "workers", 16, "Services synced in parallel with --watch (each mostly waits on its writes)")
 	f.StringVar(&o.MetricsAddr, "metrics-bind-address", "0", "Serve Prometheus metrics here with --watch (e.g. :8080; 0 disables)")
 	f.BoolVar(&o.Profiling, "profiling", false, "With --metrics-bind-address, also serve Go's pprof profiles there under /debug/pprof/")
 	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", clusterset.DefaultQPS, "Requests per second to each member's API server (client-side limit)")
