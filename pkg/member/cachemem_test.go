@@ -71,8 +71,14 @@ func benchService(name string, derived bool) *corev1.Service {
 func benchSlice(name, source string, ips []string, copyOf string) *discoveryv1.EndpointSlice {
 	s := &discoveryv1.EndpointSlice{AddressType: discoveryv1.AddressTypeIPv4,
 		Ports: []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}}}
-	for _, ip := range ips {
-		s.Endpoints = append(s.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+	for i, ip := range ips {
+		e := discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true), Serving: ptr.To(true), Terminating: ptr.To(false)}}
+		if copyOf == "" && podTargets {
+			// As the EndpointSlice controller writes them for a Deployment's pods.
+			e.TargetRef = &corev1.ObjectReference{Kind: "Pod", Namespace: benchNS, Name: fmt.Sprintf("%s-7d9f8c6b5d-%05d", name, i), UID: uuid.NewUUID()}
+			e.NodeName, e.Zone = ptr.To("node-1"), ptr.To("zone-a")
+		}
+		s.Endpoints = append(s.Endpoints, e)
 	}
 	body := map[string]any{"f:addressType": map[string]any{}, "f:endpoints": map[string]any{}, "f:ports": map[string]any{}}
 	if copyOf == "" {
@@ -123,23 +129,30 @@ func benchMCS(kind, name string, clusters []string) *unstructured.Unstructured {
 	return u
 }
 
-// benchObjects is what member c of clusters holds of services.
-func benchObjects(c int, clusters []string, services int) (objs map[string][]any, endpoints int) {
+// podTargets gives source endpoints the target, node and zone the EndpointSlice controller sets
+// (bench-scale's slices, written by the benchmark, have none).
+var podTargets = false
+
+// benchObjects is what member c of clusters holds of services, perSlice endpoints in each slice.
+func benchObjects(c int, clusters []string, services, perSlice int) (objs map[string][]any, endpoints int) {
 	objs = map[string][]any{}
 	add := func(kind string, o any) { objs[kind] = append(objs[kind], o) }
 	ip := func(e, i, k int) string { return fmt.Sprintf("10.%d.%d.%d", 100+e, (i*2+k)/250, (i*2+k)%250+1) }
 	for i := 0; i < services; i++ {
 		name := fmt.Sprintf("svc-%05d", i)
 		for e := 0; e < 2; e++ {
-			ips := []string{ip(e, i, 0), ip(e, i, 1)}
+			var ips []string
+			for k := 0; k < perSlice; k++ {
+				ips = append(ips, ip(e, i*perSlice/2, k))
+			}
 			if e == c {
 				add(KindService, benchService(name, false))
 				add(KindEndpointSlice, benchSlice(name, "", ips, ""))
 				add(KindServiceExport, benchMCS(mcsv1beta1.ServiceExportKindName, name, nil))
-				endpoints += 2
+				endpoints += perSlice
 			}
 			add(KindEndpointSlice, benchSlice(name+"-src", clusters[e], ips, name))
-			endpoints += 2
+			endpoints += perSlice
 		}
 		add(KindService, benchService(name, true))
 		add(KindServiceImport, benchMCS(mcsv1beta1.ServiceImportKindName, name, clusters[:2]))
@@ -188,8 +201,8 @@ func heapInUse() uint64 {
 
 // fillCaches fills one member's stores (the indexers of Member.start) with its objects of the
 // bench clusterset, each through the informer's transform.
-func fillCaches(t testing.TB, c int, clusters []string, services int) ([]cache.Indexer, int) {
-	objs, endpoints := benchObjects(c, clusters, services)
+func fillCaches(t testing.TB, c int, clusters []string, services, perSlice int) ([]cache.Indexer, int) {
+	objs, endpoints := benchObjects(c, clusters, services, perSlice)
 	tf := transforms(names.FieldManager)
 	var stores []cache.Indexer
 	for kind, l := range objs {
@@ -224,7 +237,7 @@ func BenchmarkCachedBytesPerEndpoint(b *testing.B) {
 		var all [][]cache.Indexer
 		endpoints := 0
 		for c := range clusters {
-			s, n := fillCaches(b, c, clusters, services)
+			s, n := fillCaches(b, c, clusters, services, 2)
 			all = append(all, s)
 			endpoints += n
 		}

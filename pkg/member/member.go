@@ -65,6 +65,9 @@ type Config struct {
 	// FieldManager is whose managedFields entries the caches keep; every other manager's are
 	// dropped (trim).
 	FieldManager string
+	// Cached, if set, is told what each event adds to a member's caches (negative: removes), by
+	// kind (KindNamespace included): objects and their estimated bytes (cachedSize).
+	Cached func(cluster, kind string, objects, bytes int)
 }
 
 // Member is one cluster's informer caches and health.
@@ -290,9 +293,18 @@ func (m *Member) handler(kind string) cache.ResourceEventHandler {
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { on(obj, false) },
-		UpdateFunc: func(_, obj any) { on(obj, false) },
-		DeleteFunc: func(obj any) { on(obj, true) },
+		AddFunc: func(obj any) {
+			m.count(kind, nil, obj)
+			on(obj, false)
+		},
+		UpdateFunc: func(old, obj any) {
+			m.count(kind, old, obj)
+			on(obj, false)
+		},
+		DeleteFunc: func(obj any) {
+			m.count(kind, obj, nil)
+			on(obj, true)
+		},
 	}
 }
 
