@@ -10,8 +10,8 @@ import (
 // is kept without walking the caches.
 
 // cachedSize estimates what obj takes, cheaply: its protobuf size (the built-in kinds, as
-// trimmed), else its JSON size (the mcs-api kinds, which have no protobuf). The heap holds about
-// as much again in Go's structures (pkg/install's sizing rule has the measured figures).
+// trimmed), else its JSON size (the mcs-api kinds, which have no protobuf). The heap holds 2.5 to
+// 4 times that in Go's structures (pkg/install's sizing rule has the measured figures).
 func cachedSize(obj any) int {
 	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 		obj = d.Obj
