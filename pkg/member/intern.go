@@ -59,8 +59,8 @@ var lowCardinality = map[string]bool{
 	"app.kubernetes.io/name": true, "app.kubernetes.io/part-of": true, "app.kubernetes.io/component": true,
 }
 
-// internMeta interns the metadata strings that repeat across objects. The maps are rebuilt, not
-// changed in place: a map handed to the transform may be shared with the object's other copies.
+// internMeta interns the metadata strings that repeat across objects. The maps are rebuilt: a
+// key cannot be swapped for its interned copy in place.
 func internMeta(o metav1.Object) {
 	o.SetNamespace(shared.str(o.GetNamespace()))
 	if l := o.GetLabels(); len(l) > 0 {
