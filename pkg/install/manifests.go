@@ -65,6 +65,7 @@ type Config struct {
 	Image     string
 	Members   []Member // in --contexts order
 	Replicas  int32
+	Memory    Resources // sync's container (Footprint.Memory, or the flags)
 }
 
 // LeaseMember is the member that holds the Lease.
@@ -178,12 +179,15 @@ func Deployment(c Config) *appsv1.Deployment {
 		Image: c.Image,
 		Args:  Args(c),
 		Env: []corev1.EnvVar{{Name: "KUBECONFIG", Value: strings.Join(paths, ":")},
-			{Name: "HOME", Value: "/tmp"}},
+			{Name: "HOME", Value: "/tmp"},
+			// The limit as it is, even when edited after generation: sync keeps its heap under 90% of it.
+			{Name: MemoryLimitEnv, ValueFrom: &corev1.EnvVarSource{ResourceFieldRef: &corev1.ResourceFieldSelector{
+				ContainerName: "sync", Resource: "limits.memory"}}}},
 		Ports: []corev1.ContainerPort{{Name: "metrics", ContainerPort: MetricsPort, Protocol: corev1.ProtocolTCP},
 			{Name: "health", ContainerPort: HealthPort, Protocol: corev1.ProtocolTCP}},
 		Resources: corev1.ResourceRequirements{
-			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")},
-			Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse("512Mi")},
+			Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: orDefault(c.Memory.Request, minRequest)},
+			Limits:   corev1.ResourceList{corev1.ResourceMemory: orDefault(c.Memory.Limit, minLimit)},
 		},
 		VolumeMounts: []corev1.VolumeMount{{Name: "kubeconfigs", MountPath: kubeconfigDir, ReadOnly: true},
 			{Name: "tmp", MountPath: "/tmp"}},

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/pflag"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/rbac"
 )
 
@@ -34,6 +36,8 @@ type Flags struct {
 	MemberCredentials string
 	Apply             bool
 	TokenTimeout      time.Duration
+	MemoryRequest     string
+	MemoryLimit       string
 }
 
 // AddFlags registers them.
@@ -43,6 +47,8 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.MemberCredentials, "member-credentials", CredentialsServiceAccount, "With --print-manifests: \"serviceaccount\" creates in every member (with your context's rights) a ServiceAccount, its roles and a token, and embeds the tokens; \"current\" embeds the credentials your kubeconfig has")
 	fs.BoolVar(&f.Apply, "apply", false, "With --print-manifests: apply the host's objects to the --context cluster instead of printing them")
 	fs.DurationVar(&f.TokenTimeout, "token-timeout", time.Minute, "With --print-manifests: how long to wait for each member's token controller to fill the token Secret")
+	fs.StringVar(&f.MemoryRequest, "memory-request", "", "With --print-manifests: the memory request of sync's container (e.g. 1Gi; default: sized from what the members hold, see --memory-limit)")
+	fs.StringVar(&f.MemoryLimit, "memory-limit", "", "With --print-manifests: the memory limit of sync's container (e.g. 2Gi). Default: read from the members, 64Mi + twice (1.6 KiB per object + 0.3 KiB per endpoint) that sync's caches will hold once every exported service is imported everywhere, at least 512Mi; the request is 64Mi + once that, at least 128Mi")
 }
 
 // Options runs --print-manifests.
@@ -77,6 +83,9 @@ func (o *Options) Validate() error {
 	}
 	if o.Image == "" {
 		return errors.New("--image must not be empty")
+	}
+	if _, err := ParseMemory(o.MemoryRequest, o.MemoryLimit, func() (resource.Quantity, resource.Quantity) { return minRequest, minLimit }); err != nil {
+		return err
 	}
 	_, err := o.leaseMember()
 	return err
@@ -115,8 +124,11 @@ func (o *Options) Config() Config {
 // Run gives the members their credentials, then prints (or applies) the host's objects.
 func (o *Options) Run(ctx context.Context) error {
 	cfg := o.Config()
-	kubeconfigs := map[string][]byte{}
 	var err error
+	if cfg.Memory, err = o.memory(ctx); err != nil {
+		return err
+	}
+	kubeconfigs := map[string][]byte{}
 	if o.MemberCredentials == CredentialsServiceAccount {
 		kubeconfigs, err = o.serviceAccounts(ctx, cfg)
 	} else {
@@ -149,6 +161,24 @@ func (o *Options) Run(ctx context.Context) error {
 		w.Print.Format = ""
 	}
 	return w.Apply(ctx, o.Out, items)
+}
+
+// memory sizes sync's container: the flags, else the rule (Count, Footprint.Memory) over what
+// every member holds now, read as status reads it.
+func (o *Options) memory(ctx context.Context) (Resources, error) {
+	return ParseMemory(o.MemoryRequest, o.MemoryLimit, func() (resource.Quantity, resource.Quantity) {
+		clusters := member.Read(ctx, o.Members, "", "", member.DefaultChunkSize)
+		for _, c := range clusters {
+			if !c.HasData() {
+				fmt.Fprintf(o.ErrOut, "Warning: cluster %q: not counted in the memory sizing: %s\n", c.ID, c.Message)
+			}
+		}
+		f := Count(clusters)
+		req, lim := f.Memory()
+		fmt.Fprintf(o.ErrOut, "Memory: request %s, limit %s, for %d cached objects and %d endpoints once every exported service is imported (--memory-request, --memory-limit to set them)\n",
+			req.String(), lim.String(), f.Objects, f.Endpoints)
+		return req, lim
+	})
 }
 
 // serviceAccounts applies every member's objects (ownership checked everywhere first), then waits

@@ -37,6 +37,8 @@ const (
 	KindEndpointSlice = "EndpointSlice"
 	KindServiceExport = "ServiceExport"
 	KindServiceImport = "ServiceImport"
+	// KindNamespace is never passed to Handlers.Object: namespaces go to Handlers.Namespace.
+	KindNamespace = "Namespace"
 )
 
 // Handlers are what a Member calls. Any may be nil.
@@ -63,6 +65,9 @@ type Config struct {
 	// FieldManager is whose managedFields entries the caches keep; every other manager's are
 	// dropped (trim).
 	FieldManager string
+	// Cached, if set, is told what each event adds to a member's caches (negative: removes), by
+	// kind (KindNamespace included): objects and their estimated bytes (cachedSize).
+	Cached func(cluster, kind string, objects, bytes int)
 }
 
 // Member is one cluster's informer caches and health.
@@ -224,18 +229,18 @@ func (m *Member) start(ctx context.Context) error {
 	svcInf, sliceInf, nsInf := kf.Core().V1().Services(), kf.Discovery().V1().EndpointSlices(), kf.Core().V1().Namespaces()
 	seInf, siInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceExports)), df.ForResource(mcsapi.GVR(v, mcsapi.ServiceImports))
 	// Decoded once as they arrive rather than on every read, and trimmed.
-	slim := trim(m.cfg.FieldManager)
+	tf := transforms(m.cfg.FieldManager)
 	if err := errors.Join(sliceInf.Informer().AddIndexers(cache.Indexers{sliceIndex: sliceKeys}),
-		svcInf.Informer().SetTransform(slim), sliceInf.Informer().SetTransform(slim), nsInf.Informer().SetTransform(slim),
-		seInf.Informer().SetTransform(then(decode.Transform[mcsv1beta1.ServiceExport], slim)),
-		siInf.Informer().SetTransform(then(decode.Transform[mcsv1beta1.ServiceImport], slim))); err != nil {
+		svcInf.Informer().SetTransform(tf[KindService]), sliceInf.Informer().SetTransform(tf[KindEndpointSlice]),
+		nsInf.Informer().SetTransform(tf[KindNamespace]),
+		seInf.Informer().SetTransform(tf[KindServiceExport]), siInf.Informer().SetTransform(tf[KindServiceImport])); err != nil {
 		return err
 	}
 	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
 	m.exports, m.imports = seInf.Informer().GetIndexer(), siInf.Informer().GetIndexer()
 	m.hasSynced = nil
 	for kind, inf := range map[string]cache.SharedIndexInformer{KindService: svcInf.Informer(), KindEndpointSlice: sliceInf.Informer(),
-		"": nsInf.Informer(), KindServiceExport: seInf.Informer(), KindServiceImport: siInf.Informer()} {
+		KindNamespace: nsInf.Informer(), KindServiceExport: seInf.Informer(), KindServiceImport: siInf.Informer()} {
 		// Watch errors of an unreachable member are what the probe reports; a refusal is not.
 		_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 			if apierrors.IsForbidden(err) {
@@ -270,14 +275,14 @@ func (m *Member) deny(err error) {
 	}
 }
 
-// handler passes events on; kind "" is the namespace informer.
+// handler passes events on.
 func (m *Member) handler(kind string) cache.ResourceEventHandler {
 	h := m.cfg.Handlers
 	on := func(obj any, deleted bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		if kind == "" {
+		if kind == KindNamespace {
 			if n, ok := obj.(*corev1.Namespace); ok && h.Namespace != nil {
 				h.Namespace(n.Name)
 			}
@@ -288,9 +293,18 @@ func (m *Member) handler(kind string) cache.ResourceEventHandler {
 		}
 	}
 	return cache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { on(obj, false) },
-		UpdateFunc: func(_, obj any) { on(obj, false) },
-		DeleteFunc: func(obj any) { on(obj, true) },
+		AddFunc: func(obj any) {
+			m.count(kind, nil, obj)
+			on(obj, false)
+		},
+		UpdateFunc: func(old, obj any) {
+			m.count(kind, old, obj)
+			on(obj, false)
+		},
+		DeleteFunc: func(obj any) {
+			m.count(kind, obj, nil)
+			on(obj, true)
+		},
 	}
 }
 

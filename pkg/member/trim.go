@@ -3,8 +3,14 @@ package member
 import (
 	"encoding/json"
 
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 )
 
 // lastApplied is kubectl's client-side apply record: a whole copy of the object, read by nobody
@@ -13,10 +19,11 @@ const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
 
 // Trim drops from o, in place, what no reader of the caches uses and what costs most of a cached
 // object's memory at scale: of the managedFields entries of keep, the fields other than metadata
-// labels and annotations (sync decides from them which labels and annotations it owns); of every
-// other manager's, all but who and how (each stays, in its place, so that an entry of keep's has
-// the index it has on the server); with keep "", every entry; and kubectl's last-applied
-// annotation. A writer that needs the whole managedFields reads the object live.
+// labels and annotations (sync decides from them which labels and annotations it owns) and the
+// time; of every other manager's, all but who and how (each stays, in its place, so that an entry
+// of keep's has the index it has on the server); with keep "", every entry; kubectl's
+// last-applied annotation; and of EndpointSlices what slice() drops. The strings that repeat
+// across objects are interned. A writer that needs the whole managedFields reads the object live.
 func Trim(o metav1.Object, keep string) {
 	if mf := o.GetManagedFields(); len(mf) > 0 {
 		var kept []metav1.ManagedFieldsEntry
@@ -24,10 +31,11 @@ func Trim(o metav1.Object, keep string) {
 			switch {
 			case keep == "":
 			case e.Manager == keep:
-				e.FieldsV1 = metadataFields(e.FieldsV1)
-				kept = append(kept, e)
+				kept = append(kept, metav1.ManagedFieldsEntry{Manager: shared.str(e.Manager), Operation: metav1.ManagedFieldsOperationType(shared.str(string(e.Operation))),
+					APIVersion: shared.str(e.APIVersion), FieldsType: shared.str(e.FieldsType), FieldsV1: metadataFields(e.FieldsV1), Subresource: shared.str(e.Subresource)})
 			default:
-				kept = append(kept, metav1.ManagedFieldsEntry{Manager: e.Manager, Operation: e.Operation, Subresource: e.Subresource})
+				kept = append(kept, metav1.ManagedFieldsEntry{Manager: shared.str(e.Manager), Operation: metav1.ManagedFieldsOperationType(shared.str(string(e.Operation))),
+					Subresource: shared.str(e.Subresource)})
 			}
 		}
 		o.SetManagedFields(kept)
@@ -36,6 +44,32 @@ func Trim(o metav1.Object, keep string) {
 		if _, ok := a[lastApplied]; ok {
 			delete(a, lastApplied)
 			o.SetAnnotations(a)
+		}
+	}
+	if s, ok := o.(*discoveryv1.EndpointSlice); ok {
+		slice(s)
+	}
+	internMeta(o)
+}
+
+// lastChange is the EndpointSlice controller's note of when it last changed a slice, read by
+// nobody here.
+const lastChange = "endpoints.kubernetes.io/last-change-trigger-time"
+
+// slice drops of each endpoint what neither the engine (which copies addresses, conditions,
+// hostname and zone) nor status (which tells endpoints apart by their target's kind, namespace,
+// name and UID) reads: nodeName, hints, deprecatedTopology, and the target's other fields.
+func slice(s *discoveryv1.EndpointSlice) {
+	delete(s.Annotations, lastChange)
+	for i := range s.Endpoints {
+		e := &s.Endpoints[i]
+		e.NodeName, e.Hints, e.DeprecatedTopology = nil, nil, nil
+		if e.Zone != nil {
+			z := shared.str(*e.Zone)
+			e.Zone = &z
+		}
+		if t := e.TargetRef; t != nil {
+			e.TargetRef = &corev1.ObjectReference{Kind: shared.str(t.Kind), Namespace: shared.str(t.Namespace), Name: t.Name, UID: t.UID}
 		}
 	}
 }
@@ -66,7 +100,7 @@ func metadataFields(f *metav1.FieldsV1) *metav1.FieldsV1 {
 	if err != nil {
 		return f
 	}
-	return &metav1.FieldsV1{Raw: raw}
+	return &metav1.FieldsV1{Raw: shared.raw(raw)}
 }
 
 // trim is Trim as an informer's transform.
@@ -76,6 +110,17 @@ func trim(keep string) func(any) (any, error) {
 			Trim(o, keep)
 		}
 		return obj, nil
+	}
+}
+
+// transforms are the informers' transforms by kind: the mcs-api kinds decoded into typed objects
+// (decode.Transform), every kind trimmed.
+func transforms(fieldManager string) map[string]cache.TransformFunc {
+	slim := trim(fieldManager)
+	return map[string]cache.TransformFunc{
+		KindService: slim, KindEndpointSlice: slim, KindNamespace: slim,
+		KindServiceExport: then(decode.Transform[mcsv1beta1.ServiceExport], slim),
+		KindServiceImport: then(decode.Transform[mcsv1beta1.ServiceImport], slim),
 	}
 }
 

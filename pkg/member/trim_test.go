@@ -1,9 +1,13 @@
 package member
 
 import (
+	"strings"
 	"testing"
+	"unsafe"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
 )
@@ -42,5 +46,38 @@ func TestTrimKeepsOnlyOurManagerAndDropsLastApplied(t *testing.T) {
 	tomb := cache.DeletedFinalStateUnknown{Key: "ns/a", Obj: svc}
 	if out, err := trim("kubectl-mcs")(tomb); err != nil || out != any(tomb) {
 		t.Errorf("a tombstone: %v, %v; want it unchanged", out, err)
+	}
+}
+
+func TestTrimSliceKeepsWhatTheEngineAndStatusRead(t *testing.T) {
+	yes, zone, host := true, "z1", "web-0"
+	mk := func() *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-abc",
+			Labels:      map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
+			Annotations: map[string]string{lastChange: "2026-11-22T12:00:00Z", "team": "x"}},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, Hostname: &host, Zone: &zone, NodeName: new("node-1"),
+				Conditions: discoveryv1.EndpointConditions{Ready: &yes, Serving: &yes},
+				TargetRef:  &corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "web-0", UID: "u1", APIVersion: "v1", ResourceVersion: "42", FieldPath: "spec"},
+				Hints:      &discoveryv1.EndpointHints{ForZones: []discoveryv1.ForZone{{Name: "z1"}}}, DeprecatedTopology: map[string]string{"a": "b"}}},
+		}
+	}
+	s := mk()
+	Trim(s, "kubectl-mcs")
+	want := mk()
+	want.Annotations = map[string]string{"team": "x"}
+	e := &want.Endpoints[0]
+	e.NodeName, e.Hints, e.DeprecatedTopology = nil, nil, nil
+	e.TargetRef = &corev1.ObjectReference{Kind: "Pod", Namespace: "ns", Name: "web-0", UID: "u1"}
+	if !apiequality.Semantic.DeepEqual(s, want) {
+		t.Errorf("trimmed slice:\n%+v\nwant\n%+v", s, want)
+	}
+	// Two objects decoded apart share one copy of what repeats.
+	a, b := mk(), mk()
+	a.Namespace, b.Namespace = strings.Clone("ns"), strings.Clone("ns")
+	Trim(a, "kubectl-mcs")
+	Trim(b, "kubectl-mcs")
+	if unsafe.StringData(a.Namespace) != unsafe.StringData(b.Namespace) {
+		t.Error("the namespace of two slices is not one string")
 	}
 }

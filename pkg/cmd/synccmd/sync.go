@@ -257,6 +257,7 @@ func (o *Options) Run(ctx context.Context) error {
 }
 
 func (o *Options) watch(ctx context.Context) error {
+	limitHeap(os.Getenv)
 	reg := prometheus.NewRegistry()
 	metrics := reconciler.NewMetrics(reg)
 	r := reconciler.New(o.members, o.reconcilerOptions(metrics))

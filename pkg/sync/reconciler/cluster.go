@@ -36,11 +36,16 @@ var recentKinds = map[string]string{
 // service in it, a member joining or changing reachability every service.
 func (r *Reconciler) newClusters(members []*clusterset.Member) {
 	byMember := map[*member.Member]*cluster{}
+	var cached func(cluster, kind string, objects, bytes int)
+	if r.opts.Metrics != nil {
+		cached = r.opts.Metrics.cached
+	}
 	ms := member.New(members, member.Config{
 		Namespace:     r.opts.Namespace,
 		ProbeInterval: r.opts.ProbeInterval,
 		Now:           r.now,
 		FieldManager:  r.opts.FieldManager,
+		Cached:        cached,
 		BeforeStart: func(ctx context.Context, m *member.Member, v string) error {
 			if r.opts.LoadSchemas == nil {
 				return nil

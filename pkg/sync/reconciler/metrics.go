@@ -11,6 +11,9 @@ type Metrics struct {
 	// WriteFailures counts refused writes; FailingWrites is how many objects' last write failed.
 	WriteFailures *prometheus.CounterVec
 	FailingWrites prometheus.Gauge
+	// CachedObjects and CachedBytes are what the informer caches hold, by cluster and kind.
+	CachedObjects *prometheus.GaugeVec
+	CachedBytes   *prometheus.GaugeVec
 }
 
 // NewMetrics registers the metrics in reg.
@@ -24,7 +27,19 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 			Help: "API writes that failed, by cluster and kind."}, []string{"cluster", "kind"}),
 		FailingWrites: prometheus.NewGauge(prometheus.GaugeOpts{Name: "kubectl_mcs_failing_writes",
 			Help: "Objects whose last write failed (their exports' Ready condition names them once the failure persists)."}),
+		CachedObjects: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kubectl_mcs_cached_objects",
+			Help: "Objects held in the informer caches, by cluster and kind."}, []string{"cluster", "kind"}),
+		CachedBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "kubectl_mcs_cached_bytes",
+			Help: "Estimated size of the cached objects as trimmed (protobuf, JSON for the mcs-api kinds), by cluster and kind."}, []string{"cluster", "kind"}),
 	}
-	reg.MustRegister(m.SyncLatency, m.QueueDepth, m.Writes, m.Conflicts, m.WriteFailures, m.FailingWrites)
+	reg.MustRegister(m.SyncLatency, m.QueueDepth, m.Writes, m.Conflicts, m.WriteFailures, m.FailingWrites, m.CachedObjects, m.CachedBytes)
 	return m
+}
+
+// cached adds what an event changed in a member's caches.
+func (m *Metrics) cached(cluster, kind string, objects, bytes int) {
+	if objects != 0 {
+		m.CachedObjects.WithLabelValues(cluster, kind).Add(float64(objects))
+	}
+	m.CachedBytes.WithLabelValues(cluster, kind).Add(float64(bytes))
 }
