@@ -3,6 +3,7 @@ package expose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -86,7 +87,7 @@ func NewCmdExpose(flags *genericclioptions.ConfigFlags, streams genericiooptions
 		Short:   "Export a Service to the clusterset (ServiceExport, or Karmada MultiClusterService)",
 		Long:    long,
 		Example: example,
-		Args:    cobra.MaximumNArgs(1),
+		Args:    f.args,
 		Run: func(cmd *cobra.Command, args []string) {
 			service := ""
 			if len(args) == 1 {
@@ -100,6 +101,17 @@ func NewCmdExpose(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	}
 	f.AddFlags(cmd)
 	return cmd
+}
+
+// args is a usage error, as kubectl's: one SERVICE, or -l or --all instead of it.
+func (f *Flags) args(cmd *cobra.Command, args []string) error {
+	if err := cobra.MaximumNArgs(1)(cmd, args); err != nil {
+		return err
+	}
+	if len(args) == 0 && f.Selector == "" && !f.All {
+		return errors.New("give a SERVICE, -l SELECTOR or --all")
+	}
+	return nil
 }
 
 // AddFlags registers expose's flags.
