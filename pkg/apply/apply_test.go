@@ -107,7 +107,7 @@ func TestApplyDryRunAndOutput(t *testing.T) {
 		{cmdutil.DryRunServer, "", false, 1, true, "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied (server dry run) -n demo\n"},
 		{cmdutil.DryRunClient, "", false, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve created (dry run) -n demo\n"},
 		{cmdutil.DryRunClient, "", true, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve configured (dry run) -n demo\n"},
-		{cmdutil.DryRunClient, "name", false, 0, false, "serviceexport.multicluster.x-k8s.io/serve\n"},
+		{cmdutil.DryRunClient, "name", false, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve\n"},
 	} {
 		var held []runtime.Object
 		if tc.exists {

@@ -30,7 +30,8 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"status", "--bogus"}, "error: unknown flag: --bogus", "kubectl mcs status"},
 		{[]string{"status", "a", "b"}, "error: accepts at most 1 arg(s), received 2", "kubectl mcs status"},
-		{[]string{"expose"}, "error: accepts 1 arg(s), received 0", "kubectl mcs expose"},
+		{[]string{"expose"}, "error: give a SERVICE, -l SELECTOR or --all", "kubectl mcs expose"},
+		{[]string{"expose", "a", "b"}, "error: accepts at most 1 arg(s), received 2", "kubectl mcs expose"},
 		{[]string{"sync", "x"}, `error: unknown command "x" for "kubectl mcs sync"`, "kubectl mcs sync"},
 		{[]string{"statu"}, "error: unknown command \"statu\" for \"kubectl mcs\"\n\nDid you mean this?\n\tstatus\n", "kubectl mcs"},
 		{[]string{"--bogus"}, "error: unknown flag: --bogus", "kubectl mcs"},

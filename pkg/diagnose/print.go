@@ -28,9 +28,11 @@ var titles = map[string]string{
 	CheckKarmadaPlaced: "Placed by Karmada",
 }
 
-// TextOptions: Symbols prints ✔/✖/! (a terminal), else ok/FAIL/warn; Color colours them.
+// TextOptions: Symbols prints ✔/✖/! (a terminal), else ok/FAIL/warn; Color colours them. Width
+// is the columns the lines fit (DefaultWidth when 0): the terminal's on a terminal.
 type TextOptions struct {
 	Symbols, Color bool
+	Width          int
 }
 
 func mark(sev Severity, o TextOptions) string {
@@ -61,9 +63,18 @@ func mark(sev Severity, o TextOptions) string {
 	return s
 }
 
-// PrintText writes one section per check, one line per result, the fix indented below failures
-// and warnings, then the summary.
+// PrintText writes one section per check, one result per paragraph (wrapped to o.Width), the fix
+// indented below failures and warnings, then the summary.
 func PrintText(w io.Writer, r *Report, o TextOptions) error {
+	width := o.Width
+	if width <= 0 {
+		width = DefaultWidth
+	}
+	// The mark is one column with symbols, four without; the result's text hangs after it.
+	indent := 7
+	if o.Symbols {
+		indent = 4
+	}
 	var b strings.Builder
 	last := ""
 	for _, x := range r.Results {
@@ -82,12 +93,13 @@ func PrintText(w io.Writer, r *Report, o TextOptions) error {
 		if where == "" {
 			where = "clusterset"
 		}
-		if x.Object != "" {
-			where += "  " + x.Object
+		head, text := where+"  ", x.Object+": "+x.Message
+		if x.Object == "" {
+			head, text = where+": ", x.Message
 		}
-		fmt.Fprintf(&b, "  %s %s: %s\n", mark(x.Severity, o), where, x.Message)
+		fmt.Fprintf(&b, "  %s %s%s\n", mark(x.Severity, o), head, wrap(text, indent+len(head), indent, width))
 		if x.Fix != "" && x.Severity != OK {
-			fmt.Fprintf(&b, "       fix: %s\n", x.Fix)
+			fmt.Fprintf(&b, "       fix: %s\n", wrap(x.Fix, 12, 9, width))
 		}
 	}
 	if last != "" {

@@ -61,8 +61,8 @@ func TestPrintText(t *testing.T) {
 	p := plain.String()
 	for _, want := range []string{
 		"Derived Services (derived-service)\n",
-		"  FAIL member3  service/demo/derived-serve: the derived Service demo/derived-serve does not exist",
-		"       fix: Run kubectl mcs sync: it recreates the derived Service",
+		"  FAIL member3  service/demo/derived-serve: the derived Service\n       demo/derived-serve does not exist",
+		"       fix: Run kubectl mcs sync: it recreates the derived Service (is sync\n         --watch running?).\n",
 		"  warn member2  crd/serviceexports.multicluster.x-k8s.io: serves only v1alpha1",
 		"  ok   member1  context/member1: the API server answers\n",
 		"passed, 1 failed, 1 warnings\n",
@@ -71,11 +71,38 @@ func TestPrintText(t *testing.T) {
 			t.Errorf("plain output lacks %q:\n%s", want, p)
 		}
 	}
+	for _, l := range strings.Split(p, "\n") {
+		if len(l) > DefaultWidth {
+			t.Errorf("%d columns: %q", len(l), l)
+		}
+	}
 	if strings.ContainsAny(p, "✔✖\x1b") {
 		t.Errorf("symbols or colour off a terminal:\n%s", p)
 	}
 	if s := term.String(); !strings.Contains(s, "\x1b[31m✖\x1b[0m member3") || !strings.Contains(s, "\x1b[32m✔\x1b[0m member1") || !strings.Contains(s, "\x1b[33m!\x1b[0m member2") {
 		t.Errorf("terminal output:\n%s", s)
+	}
+}
+
+// Text fits the width; a kubectl command is never broken as prose: on a line of its own, and
+// continued with " \" before a flag when it does not fit one, so that it still pastes as one.
+func TestWrap(t *testing.T) {
+	fix := "Check the Service's selector and pods: kubectl --context member2 -n demo get endpointslices -l kubernetes.io/service-name=web."
+	want := "Check the Service's selector and pods:\n" +
+		"         kubectl --context member2 -n demo get endpointslices \\\n" +
+		"           -l kubernetes.io/service-name=web."
+	if got := wrap(fix, 12, 9, 80); got != want {
+		t.Errorf("wrap:\n%s\nwant:\n%s", got, want)
+	}
+	if got := wrap(fix, 12, 9, 200); got != fix {
+		t.Errorf("wide enough: %q", got)
+	}
+	short := "Install them: kubectl mcs init --contexts=member1."
+	if got := wrap(short, 40, 9, 80); got != "Install them:\n         kubectl mcs init --contexts=member1." {
+		t.Errorf("a command that fits a line of its own starts one: %q", got)
+	}
+	if got := wrap("a b c d", 0, 2, 3); got != "a b\n  c\n  d" {
+		t.Errorf("prose: %q", got)
 	}
 }
 

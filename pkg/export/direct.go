@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,10 +17,12 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/crdschema"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
 // Plan lists the objects expose writes, checked against the clusters: the Service exists (and is
 // not ExternalName) where it is exported, and every object fits the schema its cluster serves.
+// With a selector (or all), every selected Service is checked so before anything is written.
 func (s *Spec) Plan(ctx context.Context) ([]apply.Item, error) {
 	if s.Karmada {
 		return s.planKarmada(ctx)
@@ -28,37 +31,96 @@ func (s *Spec) Plan(ctx context.Context) ([]apply.Item, error) {
 	if err != nil {
 		return nil, err
 	}
+	services := []string{s.Service}
+	if s.Selects() {
+		if services, err = s.selectServices(ctx, members, ids); err != nil {
+			return nil, err
+		}
+	}
+	schemas := map[string]memberSchemas{}
+	var items []apply.Item
+	for _, name := range services {
+		its, err := s.planService(ctx, members, ids, name, schemas)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, its...)
+	}
+	return items, nil
+}
+
+// memberSchemas is what a member serves, read once however many services are planned.
+type memberSchemas struct {
+	version string
+	schemas mcsapi.Schemas
+}
+
+// planService is the ServiceExport of one Service in each member that has it.
+func (s *Spec) planService(ctx context.Context, members []*clusterset.Member, ids []string, name string, cache map[string]memberSchemas) ([]apply.Item, error) {
 	var items []apply.Item
 	for _, m := range members {
-		svc, err := getService(ctx, m.Client, m.ID, s.Namespace, s.Service)
+		svc, err := getService(ctx, m.Client, m.ID, s.Namespace, name)
 		if err != nil {
 			return nil, err
 		}
 		if svc == nil {
 			if len(s.Providers) > 0 {
-				return nil, fmt.Errorf("cluster %q: service %s/%s not found", m.ID, s.Namespace, s.Service)
+				return nil, fmt.Errorf("cluster %q: service %s/%s not found", m.ID, s.Namespace, name)
 			}
 			continue
 		}
-		version, err := s.versionIn(m)
-		if err != nil {
-			return nil, fmt.Errorf("cluster %q: %w", m.ID, err)
+		ms, ok := cache[m.ID]
+		if !ok {
+			if ms.version, err = s.versionIn(m); err != nil {
+				return nil, fmt.Errorf("cluster %q: %w", m.ID, err)
+			}
+			if ms.schemas, err = loadSchemas(ctx, m.ID, m.Dynamic, ms.version); err != nil {
+				return nil, err
+			}
+			cache[m.ID] = ms
 		}
-		se := mcsapi.ServiceExport(version, s.Namespace, s.Service, s.Labels, s.Annotations)
-		schemas, err := loadSchemas(ctx, m.ID, m.Dynamic, version)
-		if err != nil {
+		se := mcsapi.ServiceExport(ms.version, s.Namespace, name, s.Labels, s.Annotations)
+		if err := s.exportFits(m.ID, ms.version, name, ms.schemas.Export); err != nil {
 			return nil, err
 		}
-		if err := s.exportFits(m.ID, version, schemas.Export); err != nil {
-			return nil, err
-		}
-		schemas.Export.Prune(se.Object)
-		items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.GVR(version, mcsapi.ServiceExports), Object: se})
+		ms.schemas.Export.Prune(se.Object)
+		items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.GVR(ms.version, mcsapi.ServiceExports), Object: se})
 	}
 	if len(items) == 0 {
-		return nil, fmt.Errorf("service %s/%s not found in any cluster of the clusterset (%s)", s.Namespace, s.Service, strings.Join(ids, ", "))
+		return nil, fmt.Errorf("service %s/%s not found in any cluster of the clusterset (%s)", s.Namespace, name, strings.Join(ids, ", "))
 	}
 	return items, nil
+}
+
+// selectServices lists, by name, the Services of the namespace that the selector (or all) picks
+// in any of the members, leaving out the derived Services sync writes: they are ours, and
+// exporting one would export an import.
+func (s *Spec) selectServices(ctx context.Context, members []*clusterset.Member, ids []string) ([]string, error) {
+	seen := map[string]bool{}
+	for _, m := range members {
+		l, err := m.Client.CoreV1().Services(s.Namespace).List(ctx, metav1.ListOptions{LabelSelector: s.Selector})
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q: listing the Services of namespace %s: %w", m.ID, s.Namespace, err)
+		}
+		for _, svc := range l.Items {
+			if !names.IsManaged(svc.Labels) {
+				seen[svc.Name] = true
+			}
+		}
+	}
+	if len(seen) == 0 {
+		what := "no Service"
+		if s.Selector != "" {
+			what = fmt.Sprintf("no Service matching -l %s", s.Selector)
+		}
+		return nil, fmt.Errorf("%s in namespace %s in any cluster of the clusterset (%s)", what, s.Namespace, strings.Join(ids, ", "))
+	}
+	out := make([]string, 0, len(seen))
+	for n := range seen {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out, nil
 }
 
 // Owned lists every object an export of the target can own, whatever it was exposed with: what
@@ -151,14 +213,14 @@ func loadSchemas(ctx context.Context, cluster string, dyn dynamic.Interface, ver
 
 // exportFits refuses exported labels or annotations that the served ServiceExport schema cannot
 // hold: pruning them would export the service without what was asked for.
-func (s *Spec) exportFits(cluster, version string, schema *crdschema.Schema) error {
+func (s *Spec) exportFits(cluster, version, service string, schema *crdschema.Schema) error {
 	for _, f := range []struct {
 		flag, field string
 		n           int
 	}{{"--exported-labels", "exportedLabels", len(s.Labels)}, {"--exported-annotations", "exportedAnnotations", len(s.Annotations)}} {
 		if f.n > 0 && !schema.Has("spec", f.field) {
 			return fmt.Errorf("cluster %q: serviceexport.%s %s/%s: %s: the ServiceExport schema it serves (%s/%s) has no spec.%s (an older mcs-api CRD); leave the flag out or upgrade that CRD",
-				cluster, mcsapi.Group, s.Namespace, s.Service, f.flag, mcsapi.Group, version, f.field)
+				cluster, mcsapi.Group, s.Namespace, service, f.flag, mcsapi.Group, version, f.field)
 		}
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
 
@@ -52,7 +53,13 @@ type Spec struct {
 	Propagate           bool
 	// Workload is --workload's KIND and NAME; Kind empty when not given.
 	Workload struct{ Kind, Name string }
+	// Selector (-l) or All (--all) select the Services of the namespace instead of Service.
+	Selector string
+	All      bool
 }
+
+// Selects says whether the Services are selected (-l, --all) rather than named.
+func (s *Spec) Selects() bool { return s.Selector != "" || s.All }
 
 // TargetFlags are the flags that say where an export is, shared by expose and unexpose.
 type TargetFlags struct {
@@ -94,8 +101,8 @@ func (f *TargetFlags) ToTarget(cf *genericclioptions.ConfigFlags, service string
 
 // Validate checks an export without contacting any cluster.
 func (s *Spec) Validate() error {
-	if errs := validation.IsDNS1035Label(s.Service); len(errs) > 0 {
-		return fmt.Errorf("service %q: not a valid Service name: %s", s.Service, errs[0])
+	if err := s.validateSelection(); err != nil {
+		return err
 	}
 	if !s.Karmada {
 		return nil // the Karmada-only flags are refused as they are read
@@ -148,4 +155,36 @@ func checkProviders(providers, ids []string) error {
 		}
 	}
 	return nil
+}
+
+// validateSelection: one SERVICE, or -l, or --all, as kubectl's resource commands take them.
+func (s *Spec) validateSelection() error {
+	switch {
+	case s.Selector != "" && s.All:
+		return fmt.Errorf("--all and -l/--selector select in two ways: give one")
+	case s.Selects() && s.Service != "":
+		return fmt.Errorf("service %q and %s select in two ways: give a SERVICE or the flag", s.Service, s.selectionFlag())
+	case s.Selects() && s.Karmada:
+		return fmt.Errorf("%s selects Services in the clusters of --contexts; with --karmada give one SERVICE", s.selectionFlag())
+	case s.Selector != "":
+		if _, err := labels.Parse(s.Selector); err != nil {
+			return fmt.Errorf("-l %q: %w", s.Selector, err)
+		}
+		return nil
+	case s.All:
+		return nil
+	case s.Service == "":
+		return fmt.Errorf("give a SERVICE, -l SELECTOR or --all")
+	}
+	if errs := validation.IsDNS1035Label(s.Service); len(errs) > 0 {
+		return fmt.Errorf("service %q: not a valid Service name: %s", s.Service, errs[0])
+	}
+	return nil
+}
+
+func (s *Spec) selectionFlag() string {
+	if s.All {
+		return "--all"
+	}
+	return "-l " + s.Selector
 }

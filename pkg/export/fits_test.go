@@ -29,18 +29,18 @@ func TestExportFits(t *testing.T) {
 	spec := func(l, a map[string]string) *Spec {
 		return &Spec{Target: Target{Namespace: "demo", Service: "serve"}, Labels: l, Annotations: a}
 	}
-	if err := spec(nil, nil).exportFits("karmada", mcsapi.V1alpha1, v010); err != nil {
+	if err := spec(nil, nil).exportFits("karmada", mcsapi.V1alpha1, "serve", v010); err != nil {
 		t.Errorf("no exported fields asked for: %v", err)
 	}
-	err = spec(labels, nil).exportFits("karmada", mcsapi.V1alpha1, v010)
+	err = spec(labels, nil).exportFits("karmada", mcsapi.V1alpha1, "serve", v010)
 	if err == nil || !strings.HasPrefix(err.Error(), `cluster "karmada": serviceexport.multicluster.x-k8s.io demo/serve: --exported-labels:`) ||
 		!strings.Contains(err.Error(), "spec.exportedLabels") || !strings.Contains(err.Error(), "(multicluster.x-k8s.io/v1alpha1)") {
 		t.Errorf("labels on v0.1.0: %v", err)
 	}
-	if err := spec(nil, annotations).exportFits("member2", mcsapi.V1alpha1, v010); err == nil || !strings.Contains(err.Error(), "--exported-annotations") {
+	if err := spec(nil, annotations).exportFits("member2", mcsapi.V1alpha1, "serve", v010); err == nil || !strings.Contains(err.Error(), "--exported-annotations") {
 		t.Errorf("annotations on v0.1.0: %v", err)
 	}
-	if err := spec(labels, annotations).exportFits("member1", mcsapi.V1beta1, nil); err != nil {
+	if err := spec(labels, annotations).exportFits("member1", mcsapi.V1beta1, "serve", nil); err != nil {
 		t.Errorf("nil schema (CRD not readable): %v", err)
 	}
 }

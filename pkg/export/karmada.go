@@ -74,7 +74,7 @@ func (s *Spec) planKarmada(ctx context.Context) ([]apply.Item, error) {
 		if schemas, err = loadSchemas(ctx, cp.name, cp.dyn, s.version()); err != nil {
 			return nil, err
 		}
-		if err := s.exportFits(cp.name, s.version(), schemas.Export); err != nil {
+		if err := s.exportFits(cp.name, s.version(), s.Service, schemas.Export); err != nil {
 			return nil, err
 		}
 	}

@@ -17,8 +17,8 @@ type ResourcePrinter = cliprinters.ResourcePrinter
 // IsTerminal says whether w is a terminal (colour, redraws).
 var IsTerminal = cliprinters.IsTerminal
 
-// PrintFlags is -o of the commands that read (status): the table (default), wide, json, yaml and
-// kubectl's jsonpath printers. Not go-template, nor cli-runtime's PrintFlags that brings it:
+// PrintFlags is -o of the commands that read (status): the table (default), wide, name, json,
+// yaml and kubectl's jsonpath printers. Not go-template, nor cli-runtime's PrintFlags that brings it:
 // text/template calls methods by name, which keeps the linker from dropping any exported method
 // of any type in the binary, and that almost doubled kubectl-mcs (64 MB against 35 MB).
 type PrintFlags struct {
@@ -34,7 +34,7 @@ func NewPrintFlags() *PrintFlags {
 
 // AllowedFormats lists what -o accepts.
 func (f *PrintFlags) AllowedFormats() []string {
-	return slices.Concat([]string{"wide", "json", "yaml"}, f.JSONPathPrintFlags.AllowedFormats())
+	return slices.Concat([]string{"wide", "name", "json", "yaml"}, f.JSONPathPrintFlags.AllowedFormats())
 }
 
 // AddFlags registers -o and the jsonpath flags (--template, --allow-missing-template-keys).
@@ -46,10 +46,14 @@ func (f *PrintFlags) AddFlags(cmd *cobra.Command) {
 // Wide says whether -o wide was asked for.
 func (f *PrintFlags) Wide() bool { return *f.OutputFormat == "wide" }
 
-// ToPrinter returns the printer of -o, or nil for the table (default and wide).
+// Name says whether -o name was asked for: one kind.group/name line per object, which the
+// command writes (its objects are not API objects).
+func (f *PrintFlags) Name() bool { return *f.OutputFormat == "name" }
+
+// ToPrinter returns the printer of -o, or nil for the table (default and wide) and name.
 func (f *PrintFlags) ToPrinter() (ResourcePrinter, error) {
 	switch format := *f.OutputFormat; format {
-	case "", "wide":
+	case "", "wide", "name":
 		return nil, nil
 	case "json":
 		return JSONPrinter{}, nil

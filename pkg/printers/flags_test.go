@@ -22,7 +22,8 @@ var statusFormats = []struct {
 	{"yaml", true, ""},
 	{"jsonpath={.items}", true, ""},
 	{"jsonpath-as-json={.items}", true, ""},
-	{"name", false, "must be one of wide, json, yaml, jsonpath, jsonpath-as-json, jsonpath-file"},
+	{"name", false, ""},
+	{"names", false, "must be one of wide, name, json, yaml, jsonpath, jsonpath-as-json, jsonpath-file"},
 	{"custom-columns=A:.a", false, "must be one of wide"},
 	{"go-template={{.kind}}", false, "go-template is not supported: use jsonpath"},
 	{"go-template-file=x.tmpl", false, "go-template is not supported: use jsonpath"},
@@ -41,8 +42,8 @@ func TestPrintFlagsFormats(t *testing.T) {
 		case tc.refused != "" && (err == nil || !strings.Contains(err.Error(), tc.refused)):
 			t.Errorf("-o %q: err %v, want it to say %q", tc.format, err, tc.refused)
 		}
-		if f.Wide() != (tc.format == "wide") {
-			t.Errorf("-o %q: Wide() = %v", tc.format, f.Wide())
+		if f.Wide() != (tc.format == "wide") || f.Name() != (tc.format == "name") {
+			t.Errorf("-o %q: Wide() = %v, Name() = %v", tc.format, f.Wide(), f.Name())
 		}
 	}
 }
@@ -56,7 +57,7 @@ func TestPrintFlagsRegisterKubectlFlags(t *testing.T) {
 			t.Errorf("--%s not registered", name)
 		}
 	}
-	if got := cmd.Flags().Lookup("output").Usage; got != "Output format. One of: (wide, json, yaml, jsonpath, jsonpath-as-json, jsonpath-file)." {
+	if got := cmd.Flags().Lookup("output").Usage; got != "Output format. One of: (wide, name, json, yaml, jsonpath, jsonpath-as-json, jsonpath-file)." {
 		t.Errorf("-o usage %q", got)
 	}
 	if err := cmd.Flags().Parse([]string{"-o", "jsonpath", "--template", "{.kind}"}); err != nil {

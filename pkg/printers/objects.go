@@ -57,12 +57,13 @@ type Written struct {
 	Object   *unstructured.Unstructured
 }
 
-// PrintLine writes what was done to one object: "RESOURCE/NAME" with -o name, else
-// "CLUSTER: RESOURCE/NAME OPERATION[ -n NAMESPACE]" (kubectl's line, with the cluster).
+// PrintLine writes what was done to one object: "CLUSTER: RESOURCE/NAME" with -o name, else
+// "CLUSTER: RESOURCE/NAME OPERATION[ -n NAMESPACE]" (kubectl's line, with the cluster: the same
+// object is written in several clusters, and its lines would not tell them apart).
 func (f *OutputFlags) PrintLine(out io.Writer, w Written, operation string) error {
 	name := w.Resource + "/" + w.Object.GetName()
 	if f.Format == "name" {
-		_, err := fmt.Fprintln(out, name)
+		_, err := fmt.Fprintf(out, "%s: %s\n", w.Cluster, name)
 		return err
 	}
 	ns := ""

@@ -31,7 +31,7 @@ func TestPrintLine(t *testing.T) {
 	}{
 		{"", "serverside-applied", written("member1", "demo", "serve"), "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied -n demo\n"},
 		{"", "deleted (server dry run)", written("member2", "", "crd"), "member2: serviceexport.multicluster.x-k8s.io/crd deleted (server dry run)\n"},
-		{"name", "serverside-applied", written("member1", "demo", "serve"), "serviceexport.multicluster.x-k8s.io/serve\n"},
+		{"name", "serverside-applied", written("member1", "demo", "serve"), "member1: serviceexport.multicluster.x-k8s.io/serve\n"},
 		// unexpose prints its lines whatever -o says: there is no object left to show
 		{"yaml", "deleted", written("member1", "demo", "serve"), "member1: serviceexport.multicluster.x-k8s.io/serve deleted -n demo\n"},
 	} {

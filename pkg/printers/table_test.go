@@ -46,3 +46,21 @@ func TestTableNoTrailingSpaces(t *testing.T) {
 		}
 	}
 }
+
+func TestCut(t *testing.T) {
+	for _, tc := range []struct {
+		in    string
+		width int
+		want  string
+	}{
+		{"abcdef\nab\n", 4, "abcd\nab\n"},
+		{"abcdef", 0, "abcdef"},
+		{"\x1b[31mabcdef\x1b[0m\n", 3, "\x1b[31mabc\x1b[0m\n"},
+		{"\x1b[31mabc\x1b[0m\n", 3, "\x1b[31mabc\x1b[0m\n"},
+		{"Status: ✖ failed\n", 9, "Status: ✖\n"},
+	} {
+		if got := Cut(tc.in, tc.width); got != tc.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.want)
+		}
+	}
+}

@@ -223,8 +223,8 @@ func TestHeadless(t *testing.T) {
 		t.Errorf("headless import %+v", c.Import)
 	}
 	row := Row(it, true, now)
-	if row[11] != "None" {
-		t.Errorf("wide clusterset-ips %q, want None", row[11])
+	if c := cellOf(t, row, true, "clusterset-ips"); c != "None" {
+		t.Errorf("wide clusterset-ips %q, want None", c)
 	}
 }
 
@@ -252,8 +252,9 @@ func TestUnreachableExporter(t *testing.T) {
 	if l.Clusters[2].State != ClusterUnreachable || l.Clusters[2].Context != "ctx3" {
 		t.Errorf("clusters %+v", l.Clusters)
 	}
-	row := Row(it, false, now)
-	if row[7] != "member1,member2,member3(Unreachable)" || row[8] != "member3=1/1(stale)" {
+	row := Row(it, true, now)
+	if cellOf(t, row, true, "imported-in") != "member1,member2,member3(Unreachable)" || cellOf(t, row, true, "endpoints-from") != "member3=1/1(stale)" ||
+		cellOf(t, row, true, "endpoints") != "1/1(stale)" || cellOf(t, row, true, "exported") != "1/3" || cellOf(t, row, true, "imported") != "2/3" {
 		t.Errorf("row %q", row)
 	}
 }
@@ -270,8 +271,8 @@ func TestUnreachableImporterAndNoCRDs(t *testing.T) {
 	if it.Clusters[3].ImportState != ImportNoCRDs || it.Clusters[2].ImportState != ImportUnreachable {
 		t.Errorf("breakdown %+v", it.Clusters)
 	}
-	if row := Row(it, false, now); row[7] != "member1,member2,member3(Unreachable),plain(NoCRDs)" {
-		t.Errorf("imported-in %q", row[7])
+	if c := cellOf(t, Row(it, true, now), true, "imported-in"); c != "member1,member2,member3(Unreachable),plain(NoCRDs)" {
+		t.Errorf("imported-in %q", c)
 	}
 }
 
@@ -285,8 +286,8 @@ func TestLastKnownCluster(t *testing.T) {
 	if it.Health != Degraded || it.Clusters[0].ImportState != ImportUnreachable {
 		t.Errorf("health %s %v, member1 %s", it.Health, it.Problems, it.Clusters[0].ImportState)
 	}
-	if row := Row(it, false, now); row[7] != "member1(Unreachable),member2,member3" {
-		t.Errorf("imported-in %q", row[7])
+	if c := cellOf(t, Row(it, true, now), true, "imported-in"); c != "member1(Unreachable),member2,member3" {
+		t.Errorf("imported-in %q", c)
 	}
 }
 

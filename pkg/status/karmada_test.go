@@ -147,9 +147,9 @@ func TestPrintKarmada(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"NAMESPACE NAME STATUS TYPES PORTS PROVIDERS CONSUMERS SERVICE-APPLIED ENDPOINTSLICE-DISPATCHED AGE",
-		"! demo broken Degraded CrossCluster http:80 member1 member2,member3 True False(DispatchFailed) 90m",
+		"demo broken Degraded CrossCluster http:80 member1 member2,member3 True False(DispatchFailed) 90m",
 		"demo ok Healthy CrossCluster http:80 member1 member2,member3 True True 90m",
-		"! demo fresh Unknown CrossCluster http:80 member1 member2,member3 - - 90m",
+		"demo fresh Unknown CrossCluster http:80 member1 member2,member3 - - 90m",
 		"KIND NAMESPACE NAME STATUS TYPE PORTS PLACED-IN POLICIES AGE",
 		"ServiceExport demo serve Healthy - - member1 serve-export-policy 90m",
 		"ServiceImport demo serve Healthy ClusterSetIP 80/TCP member2,member3 clusterpropagationpolicy/everywhere,imports 90m",

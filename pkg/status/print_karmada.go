@@ -12,12 +12,12 @@ import (
 
 // KarmadaHeaders are the MultiClusterService table's columns.
 func KarmadaHeaders() []string {
-	return []string{"", "namespace", "name", "status", "types", "ports", "providers", "consumers", "service-applied", "endpointslice-dispatched", "age"}
+	return []string{"namespace", "name", "status", "types", "ports", "providers", "consumers", "service-applied", "endpointslice-dispatched", "age"}
 }
 
 // KarmadaObjectHeaders are the ServiceExport/ServiceImport table's columns.
 func KarmadaObjectHeaders() []string {
-	return []string{"", "kind", "namespace", "name", "status", "type", "ports", "placed-in", "policies", "age"}
+	return []string{"kind", "namespace", "name", "status", "type", "ports", "placed-in", "policies", "age"}
 }
 
 // PrintKarmada writes the MultiClusterServices table, then the ServiceExport/ServiceImport one.
@@ -26,7 +26,7 @@ func PrintKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) erro
 		var rows [][]string
 		var health []Health
 		for _, m := range l.MultiClusterServices {
-			rows = append(rows, []string{marker(m.Health), m.Namespace, m.Name, string(m.Health), joinOr(m.Types, "<none>"), PortsString(m.Ports),
+			rows = append(rows, []string{m.Namespace, m.Name, string(m.Health), joinOr(m.Types, "<none>"), PortsString(m.Ports),
 				joinOr(m.ProviderClusters, "<all>"), joinOr(m.ConsumerClusters, "<all>"),
 				condCell(m.Conditions, ConditionServiceApplied), condCell(m.Conditions, ConditionEndpointSliceDispatched),
 				Age(m.CreationTimestamp, o.Now)})
@@ -47,7 +47,7 @@ func PrintKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) erro
 			if kind.name == "ServiceImport" {
 				typ = orNone(s.Type)
 			}
-			rows = append(rows, []string{marker(s.Health), kind.name, s.Namespace, s.Name, string(s.Health), typ, portsOrNone(s.Ports),
+			rows = append(rows, []string{kind.name, s.Namespace, s.Name, string(s.Health), typ, portsOrNone(s.Ports),
 				joinOr(s.PlacedIn, "<none>"), joinOr(s.Policies, "<none>"), Age(s.CreationTimestamp, o.Now)})
 			health = append(health, s.Health)
 		}

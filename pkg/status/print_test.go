@@ -33,6 +33,18 @@ func withConflict() *MultiClusterServiceStatusList {
 	return Build(cs)
 }
 
+// cellOf returns a row's cell under a column of Headers(wide).
+func cellOf(t *testing.T, row []string, wide bool, column string) string {
+	t.Helper()
+	for i, h := range Headers(wide) {
+		if h == column {
+			return row[i]
+		}
+	}
+	t.Fatalf("no column %q", column)
+	return ""
+}
+
 func TestTable(t *testing.T) {
 	var b bytes.Buffer
 	if err := PrintTable(&b, withConflict(), PrintOptions{Now: now}); err != nil {
@@ -42,17 +54,20 @@ func TestTable(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("want header + 2 rows:\n%s", b.String())
 	}
-	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "NAMESPACE NAME STATUS TYPE PORTS EXPORTED-FROM IMPORTED-IN ENDPOINTS CONFLICTS AGE" {
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "NAMESPACE NAME STATUS PORTS EXPORTED IMPORTED ENDPOINTS AGE" {
 		t.Errorf("header %q", lines[0])
 	}
-	if f := strings.Fields(lines[1]); strings.Join(f, " ") != "demo serve Healthy ClusterSetIP 80/TCP member1 member1,member2,member3 member1=2/2 <none> 89m" {
+	if f := strings.Fields(lines[1]); strings.Join(f, " ") != "demo serve Healthy 80/TCP 1/3 3/3 2/2 89m" {
 		t.Errorf("healthy row %q", lines[1])
 	}
-	if !strings.HasPrefix(lines[2], Marker+" ") || !strings.HasPrefix(lines[1], " ") {
-		t.Errorf("only the conflicting row is marked:\n%s", b.String())
-	}
-	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "! demo web Conflict Headless 80/TCP member1,member2 member1,member2,member3 member1=1/1,member2=1/1 TypeConflict(winner=member2) 85m" {
+	// No marker field of its own: STATUS says it, and every row starts with its namespace.
+	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "demo web Conflict 80/TCP 2/3 3/3 2/2 85m" {
 		t.Errorf("conflict row %q", lines[2])
+	}
+	for _, l := range lines {
+		if strings.HasPrefix(l, " ") || len(l) > 80 {
+			t.Errorf("line indented or over 80 columns: %q", l)
+		}
 	}
 	if strings.Contains(b.String(), "\x1b[") {
 		t.Error("colour without Color")
@@ -64,6 +79,29 @@ func TestTable(t *testing.T) {
 	if len(lines) != 2 || strings.Contains(lines[0], "\x1b[") || !strings.HasPrefix(lines[1], colorRed) || !strings.HasSuffix(lines[1], colorReset) {
 		t.Errorf("--no-headers with colour: only the conflict row in red:\n%q", lines)
 	}
+	if f := strings.Fields(strings.TrimPrefix(lines[1], colorRed)); f[0] != "demo" || f[1] != "web" {
+		t.Errorf("--no-headers: the first field is the namespace: %q", lines[1])
+	}
+}
+
+// A clusterset of 3 with long names still fits 80 columns: the default table counts clusters
+// rather than listing them.
+func TestTableWidthDoesNotGrowWithClusters(t *testing.T) {
+	l := withConflict()
+	for i := range l.Items {
+		for j := range l.Items[i].Clusters {
+			l.Items[i].Clusters[j].Cluster = "a-much-longer-cluster-name-" + l.Items[i].Clusters[j].Cluster
+		}
+	}
+	var b bytes.Buffer
+	if err := PrintTable(&b, l, PrintOptions{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(strings.TrimRight(b.String(), "\n"), "\n") {
+		if len(line) > 80 {
+			t.Errorf("%d columns: %q", len(line), line)
+		}
+	}
 }
 
 func TestWideTable(t *testing.T) {
@@ -74,16 +112,20 @@ func TestWideTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if !strings.HasSuffix(strings.Join(strings.Fields(lines[0]), " "), "AGE CLUSTERSET-IPS DERIVED-SERVICE IMPORTS DNS-NAME CLUSTER-IDS") {
-		t.Errorf("header %q", lines[0])
+	if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAMESPACE NAME STATUS PORTS EXPORTED IMPORTED ENDPOINTS AGE "+
+		"TYPE CONFLICTS EXPORTED-FROM IMPORTED-IN ENDPOINTS-FROM CLUSTERSET-IPS DERIVED-SERVICE IMPORTS DNS-NAME ID-SOURCES" {
+		t.Errorf("header %q", got)
 	}
 	ids := "member1=clusterproperty,member2=flag,member3=context"
-	want := "member1=10.96.0.1,member2=10.96.0.2,member3=10.96.0.3 derived-serve member1=Ready,member2=Ready,member3=Ready serve.demo.svc.clusterset.local " + ids
-	if !strings.HasSuffix(strings.Join(strings.Fields(lines[1]), " "), want) {
-		t.Errorf("wide row %q, want suffix %q", lines[1], want)
+	want := "demo serve Healthy 80/TCP 1/3 3/3 2/2 89m ClusterSetIP <none> member1 member1,member2,member3 member1=2/2 " +
+		"member1=10.96.0.1,member2=10.96.0.2,member3=10.96.0.3 derived-serve member1=Ready,member2=Ready,member3=Ready serve.demo.svc.clusterset.local " + ids
+	if got := strings.Join(strings.Fields(lines[1]), " "); got != want {
+		t.Errorf("wide row\n%q, want\n%q", got, want)
 	}
-	if !strings.HasSuffix(strings.Join(strings.Fields(lines[2]), " "), "None derived-web member1=Ready,member2=Ready,member3=Ready web.demo.svc.clusterset.local "+ids) {
-		t.Errorf("headless wide row %q", lines[2])
+	want = "demo web Conflict 80/TCP 2/3 3/3 2/2 85m Headless TypeConflict(winner=member2) member1,member2 member1,member2,member3 member1=1/1,member2=1/1 " +
+		"None derived-web member1=Ready,member2=Ready,member3=Ready web.demo.svc.clusterset.local " + ids
+	if got := strings.Join(strings.Fields(lines[2]), " "); got != want {
+		t.Errorf("headless wide row\n%q, want\n%q", got, want)
 	}
 }
 

@@ -108,12 +108,54 @@ func TestExposeDirectRoundTrip(t *testing.T) {
 	}
 }
 
+// TestExposeSelector: -l and --all export every selected Service, all checked before any write;
+// a name with either, or neither, is refused before anything is read.
+func TestExposeSelector(t *testing.T) {
+	ns := namespace(t, "e2e-selector", members...)
+	backend := func(s *corev1.Service) { s.Labels = map[string]string{"tier": "backend"} }
+	service(t, "member1", ns, "api", backend)
+	service(t, "member2", ns, "db", backend)
+	service(t, "member1", ns, "web")
+	service(t, "member2", ns, "ext", backend, func(s *corev1.Service) {
+		s.Spec.Type, s.Spec.ExternalName, s.Spec.Selector, s.Spec.Ports = corev1.ServiceTypeExternalName, "example.com", nil, nil
+	})
+	for _, bad := range [][]string{{"api", "-l", "tier=backend"}, {"-l", "tier=backend", "--all"}, {}} {
+		if r := mcs(append([]string{"expose", "-n", ns, "--contexts", allMembers}, bad...)...); r.code != 1 || !strings.HasPrefix(r.stderr, "error: ") {
+			t.Errorf("expose %v: exit %d, stderr %q", bad, r.code, r.stderr)
+		}
+	}
+	// The ExternalName Service is selected too: the command fails, naming it, and writes nothing.
+	r := mcs("expose", "-l", "tier=backend", "-n", ns, "--contexts", allMembers)
+	if r.code != 1 || !strings.Contains(r.stderr, `cluster "member2": service `+ns+`/ext is of type ExternalName`) {
+		t.Fatalf("selector with an ExternalName Service: exit %d, stderr %q", r.code, r.stderr)
+	}
+	if n := count(t, seGVR("v1beta1"), ns, "member1", "member2", "member3"); n != 0 {
+		t.Fatalf("a refused selection wrote %d ServiceExports", n)
+	}
+	if err := clients["member2"].kube.CoreV1().Services(ns).Delete(context.Background(), "ext", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r = mustMCS(t, "expose", "-l", "tier=backend", "-n", ns, "--contexts", allMembers, "-o", "name")
+	if r.stdout != "member1: serviceexport.multicluster.x-k8s.io/api\nmember2: serviceexport.multicluster.x-k8s.io/db\n" {
+		t.Errorf("-l tier=backend -o name: %q", r.stdout)
+	}
+	if get(t, "member1", seGVR("v1beta1"), ns, "web") != nil {
+		t.Error("-l exported a Service it does not select")
+	}
+	// --all: web too, and never sync's derived Services.
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	r = mustMCS(t, "expose", "--all", "-n", ns, "--contexts", allMembers, "-o", "name")
+	if strings.Contains(r.stdout, "derived-") || !strings.Contains(r.stdout, "member1: serviceexport.multicluster.x-k8s.io/web\n") {
+		t.Errorf("--all -o name: %q", r.stdout)
+	}
+}
+
 func TestExposeProvidersAndDryRun(t *testing.T) {
 	ns := namespace(t, "e2e-providers", members...)
 	service(t, "member1", ns, "serve")
 	service(t, "member2", ns, "serve")
 	r := mustMCS(t, "expose", "serve", "-n", ns, "--contexts", "member1,member2", "--providers", "member2", "-o", "name")
-	if strings.TrimSpace(r.stdout) != "serviceexport.multicluster.x-k8s.io/serve" {
+	if strings.TrimSpace(r.stdout) != "member2: serviceexport.multicluster.x-k8s.io/serve" {
 		t.Fatalf("-o name output: %q", r.stdout)
 	}
 	if get(t, "member1", seGVR("v1beta1"), ns, "serve") != nil || get(t, "member2", seGVR("v1beta1"), ns, "serve") == nil {

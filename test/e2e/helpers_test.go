@@ -474,8 +474,7 @@ func row(t *testing.T, table, ns, name string) []string {
 	return nil
 }
 
-// cell returns the field under a header column, counting fields from the row's end so that the
-// blank marker of a healthy row does not shift anything.
+// cell returns the field under a header column, counting fields from the row's end.
 func cell(t *testing.T, table string, fields []string, column string) string {
 	t.Helper()
 	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])

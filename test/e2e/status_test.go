@@ -80,21 +80,40 @@ func TestStatusHealthy(t *testing.T) {
 		t.Errorf("member1's export %+v", e)
 	}
 
+	// Counts by default, within 80 columns; every row starts with its namespace (no marker field).
 	r = mustMCS(t, "status", "-n", ns, "--contexts", allMembers)
 	f := row(t, r.stdout, ns, "serve")
-	if f[0] == status.Marker || cell(t, r.stdout, f, "STATUS") != "Healthy" || cell(t, r.stdout, f, "ENDPOINTS") != "member1=2/2" ||
-		cell(t, r.stdout, f, "IMPORTED-IN") != allMembers || cell(t, r.stdout, f, "EXPORTED-FROM") != "member1" ||
-		cell(t, r.stdout, f, "CONFLICTS") != "<none>" || cell(t, r.stdout, f, "TYPE") != "ClusterSetIP" {
+	if f[0] != ns || cell(t, r.stdout, f, "STATUS") != "Healthy" || cell(t, r.stdout, f, "ENDPOINTS") != "2/2" ||
+		cell(t, r.stdout, f, "IMPORTED") != "3/3" || cell(t, r.stdout, f, "EXPORTED") != "1/3" {
 		t.Errorf("table:\n%s", r.stdout)
+	}
+	for _, l := range strings.Split(r.stdout, "\n") {
+		// The test's namespace is longer than a user's (NAMESPACE's 9 columns): not counted.
+		if n := len(l) - (len(ns) - len("NAMESPACE")); n > 80 {
+			t.Errorf("%d columns: %q", n, l)
+		}
 	}
 	if strings.Contains(r.stdout, "\x1b[") {
 		t.Error("colour on a pipe")
+	}
+	r = mustMCS(t, "status", "-n", ns, "--contexts", allMembers, "-o", "wide")
+	f = row(t, r.stdout, ns, "serve")
+	if cell(t, r.stdout, f, "ENDPOINTS-FROM") != "member1=2/2" || cell(t, r.stdout, f, "IMPORTED-IN") != allMembers || cell(t, r.stdout, f, "EXPORTED-FROM") != "member1" ||
+		cell(t, r.stdout, f, "CONFLICTS") != "<none>" || cell(t, r.stdout, f, "TYPE") != "ClusterSetIP" {
+		t.Errorf("wide table:\n%s", r.stdout)
 	}
 
 	r = mustMCS(t, "status", "-n", ns, "--contexts", allMembers, "-o", "wide", "--no-headers")
 	if strings.Contains(r.stdout, "NAMESPACE") || !strings.Contains(r.stdout, "derived-serve") ||
 		!strings.Contains(r.stdout, "member1="+it.Clusters[0].Import.IPs[0]) || !strings.Contains(r.stdout, "member3=Ready") {
 		t.Errorf("wide without headers:\n%s", r.stdout)
+	}
+	if f := strings.Fields(r.stdout); len(f) < 2 || f[0] != ns || f[1] != "serve" {
+		t.Errorf("--no-headers: the namespace and the name come first: %q", r.stdout)
+	}
+	r = mustMCS(t, "status", "-n", ns, "--contexts", allMembers, "-o", "name")
+	if r.stdout != "serviceimport.multicluster.x-k8s.io/serve\n" {
+		t.Errorf("-o name: %q", r.stdout)
 	}
 
 	r = mustMCS(t, "status", "serve", "-n", ns, "--contexts", allMembers)
@@ -143,8 +162,12 @@ func TestStatusConflict(t *testing.T) {
 
 	r := mustMCS(t, "status", "-A", "--contexts", allMembers)
 	f := row(t, r.stdout, ns, "web")
-	if f[0] != status.Marker || cell(t, r.stdout, f, "STATUS") != "Conflict" || cell(t, r.stdout, f, "CONFLICTS") != "TypeConflict(winner=member2)" {
+	if f[0] != ns || cell(t, r.stdout, f, "STATUS") != "Conflict" || cell(t, r.stdout, f, "EXPORTED") != "2/3" {
 		t.Errorf("conflict row %v in\n%s", f, r.stdout)
+	}
+	r = mustMCS(t, "status", "-A", "--contexts", allMembers, "-o", "wide")
+	if f := row(t, r.stdout, ns, "web"); cell(t, r.stdout, f, "CONFLICTS") != "TypeConflict(winner=member2)" {
+		t.Errorf("wide conflict row %v in\n%s", f, r.stdout)
 	}
 	r = mustMCS(t, "status", "web", "-n", ns, "--contexts", allMembers, "--no-color")
 	for _, want := range []string{"Status:         Conflict", "TypeConflict   member2   member1", "Conflict   True     TypeConflict"} {
@@ -217,7 +240,7 @@ func TestStatusUnreachableMember(t *testing.T) {
 	if it.Health != status.Healthy || it.Clusters[3].ImportState != status.ImportUnreachable {
 		t.Errorf("health %s %v, gone: %+v", it.Health, it.Problems, it.Clusters[3])
 	}
-	r = statusWith(kc, "-n", ns, "--contexts", contexts)
+	r = statusWith(kc, "-n", ns, "--contexts", contexts, "-o", "wide")
 	if r.code != 0 || cell(t, r.stdout, row(t, r.stdout, ns, "serve"), "IMPORTED-IN") != allMembers+",gone(Unreachable)" {
 		t.Errorf("exit %d, table:\n%s", r.code, r.stdout)
 	}
@@ -243,9 +266,9 @@ func TestStatusUnreachableMember(t *testing.T) {
 		it.Endpoints[0] != (status.SourceEndpoints{Cluster: "member1", Ready: 2, Total: 2, LastKnown: true}) {
 		t.Errorf("health %s exporting %v endpoints %+v problems %v", it.Health, it.ExportingClusters, it.Endpoints, it.Problems)
 	}
-	r = statusWith(kc, "-n", ns, "--contexts", allMembers)
+	r = statusWith(kc, "-n", ns, "--contexts", allMembers, "-o", "wide")
 	f := row(t, r.stdout, ns, "serve")
-	if f[0] != status.Marker || cell(t, r.stdout, f, "ENDPOINTS") != "member1=2/2(stale)" ||
+	if cell(t, r.stdout, f, "STATUS") != "Degraded" || cell(t, r.stdout, f, "ENDPOINTS") != "2/2(stale)" || cell(t, r.stdout, f, "ENDPOINTS-FROM") != "member1=2/2(stale)" ||
 		cell(t, r.stdout, f, "IMPORTED-IN") != "member2,member3,member1(Unreachable)" {
 		t.Errorf("table:\n%s", r.stdout)
 	}
@@ -273,7 +296,7 @@ func TestStatusMissingCRDs(t *testing.T) {
 	if it.Health != status.Healthy || it.Clusters[3].ImportState != status.ImportNoCRDs {
 		t.Errorf("health %s %v, plain: %+v", it.Health, it.Problems, it.Clusters[3])
 	}
-	r = statusWith(kc, "-n", ns, "--contexts", allMembers+",plain")
+	r = statusWith(kc, "-n", ns, "--contexts", allMembers+",plain", "-o", "wide")
 	if cell(t, r.stdout, row(t, r.stdout, ns, "serve"), "IMPORTED-IN") != allMembers+",plain(NoCRDs)" {
 		t.Errorf("table:\n%s", r.stdout)
 	}
@@ -337,7 +360,7 @@ func TestStatusKarmada(t *testing.T) {
 	}
 	r := mustMCS(t, "status", "-n", ns, "--karmada-context", karmadaCtx)
 	f := row(t, r.stdout, ns, "serve")
-	if f[0] != status.Marker || cell(t, r.stdout, f, "SERVICE-APPLIED") != "True" || cell(t, r.stdout, f, "ENDPOINTSLICE-DISPATCHED") != "False(EndpointSliceDispatchedFailed)" {
+	if cell(t, r.stdout, f, "STATUS") != "Degraded" || cell(t, r.stdout, f, "SERVICE-APPLIED") != "True" || cell(t, r.stdout, f, "ENDPOINTSLICE-DISPATCHED") != "False(EndpointSliceDispatchedFailed)" {
 		t.Errorf("table:\n%s", r.stdout)
 	}
 	for _, want := range []string{"ServiceExport   " + ns + "   serve", "ServiceImport   " + ns + "   serve", "serve-export-policy", "serve-import-policy"} {
@@ -382,10 +405,10 @@ func TestStatusWatch(t *testing.T) {
 	service(t, "member1", ns, "serve")
 	start := time.Now()
 	userExport(t, "member1", ns, "serve")
-	waitFor(t, "a row for the export", func() bool { return rowHas(out.String(), "serve", "<none>") })
+	waitFor(t, "a row for the export, imported nowhere", func() bool { return rowHas(out.String(), "serve", "0/3") })
 	t.Logf("export to redrawn row: %v", time.Since(start))
 	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
-	waitFor(t, "the row imported everywhere", func() bool { return rowHas(out.String(), "serve", allMembers) })
+	waitFor(t, "the row imported everywhere", func() bool { return rowHas(out.String(), "serve", "3/3") })
 }
 
 // rowHas says whether the last table drawn has a row for name with a field equal to value.

@@ -130,6 +130,7 @@ func (o *Options) Complete(cmd *cobra.Command, args []string) error {
 	terminal := printers.IsTerminal(o.Out)
 	o.text.Symbols = terminal && !o.NoColor
 	o.text.Color = o.text.Symbols && os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	o.text.Width = printers.TerminalWidth(o.Out) // 0 off a terminal: diagnose.DefaultWidth
 	o.loader = &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset, KeepIDs: true}
 	refs, err := o.loader.Refs(false)
 	if err != nil {

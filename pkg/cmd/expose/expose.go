@@ -3,6 +3,7 @@ package expose
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -31,12 +32,19 @@ var (
 		PropagationPolicies of Karmada's multi-cluster service discovery guide
 		(--api=serviceexport).
 
-		Everything is checked before anything is written: a missing or ExternalName Service, an
-		unreachable cluster or an object of the same name not created by kubectl-mcs fails the
-		whole command and writes nothing.`)
+		-l SELECTOR or --all export, instead of one SERVICE, every Service of the namespace that
+		matches (or every one) in any cluster of the clusterset, leaving out the derived Services
+		sync writes.
+
+		Everything is checked, for every Service, before anything is written: a missing or
+		ExternalName Service, an unreachable cluster or an object of the same name not created by
+		kubectl-mcs fails the whole command and writes nothing.`)
 	example = templates.Examples(`
 		# Export demo/serve from every cluster that has it
 		kubectl mcs expose serve -n demo --contexts=member1,member2,member3
+
+		# Export every Service labelled tier=backend in demo
+		kubectl mcs expose -l tier=backend -n demo --contexts=member1,member2,member3
 
 		# Export it from member1 only
 		kubectl mcs expose serve -n demo --contexts=member1,member2 --providers=member1
@@ -60,6 +68,8 @@ type Flags struct {
 	Ports               []string
 	Propagate           bool
 	Workload            string
+	Selector            string
+	All                 bool
 }
 
 // Options is expose parsed: the export to write and how.
@@ -73,13 +83,17 @@ type Options struct {
 func NewCmdExpose(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	f := &Flags{}
 	cmd := &cobra.Command{
-		Use:     "expose SERVICE",
+		Use:     "expose [SERVICE] [-l SELECTOR | --all]",
 		Short:   "Export a Service to the clusterset (ServiceExport, or Karmada MultiClusterService)",
 		Long:    long,
 		Example: example,
-		Args:    cobra.ExactArgs(1),
+		Args:    f.args,
 		Run: func(cmd *cobra.Command, args []string) {
-			o, err := f.ToOptions(cmd, flags, args[0], streams)
+			service := ""
+			if len(args) == 1 {
+				service = args[0]
+			}
+			o, err := f.ToOptions(cmd, flags, service, streams)
 			cmdutil.CheckErr(err)
 			cmdutil.CheckErr(o.Validate())
 			cmdutil.CheckErr(o.Run(cmd.Context()))
@@ -87,6 +101,17 @@ func NewCmdExpose(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	}
 	f.AddFlags(cmd)
 	return cmd
+}
+
+// args is a usage error, as kubectl's: one SERVICE, or -l or --all instead of it.
+func (f *Flags) args(cmd *cobra.Command, args []string) error {
+	if err := cobra.MaximumNArgs(1)(cmd, args); err != nil {
+		return err
+	}
+	if len(args) == 0 && f.Selector == "" && !f.All {
+		return errors.New("give a SERVICE, -l SELECTOR or --all")
+	}
+	return nil
 }
 
 // AddFlags registers expose's flags.
@@ -101,6 +126,8 @@ func (f *Flags) AddFlags(cmd *cobra.Command) {
 	fs.StringSliceVar(&f.Ports, "ports", nil, "Karmada MultiClusterService ports as NAME:PORT,...")
 	fs.BoolVar(&f.Propagate, "propagate", false, "Karmada: also write the PropagationPolicy that places the Service (and --workload) in the providers")
 	fs.StringVar(&f.Workload, "workload", "", "Karmada, with --propagate: the workload to place too, as KIND/NAME (e.g. deployment/serve)")
+	fs.StringVarP(&f.Selector, "selector", "l", "", "Export every Service of the namespace matching this label selector (e.g. -l tier=backend), instead of one SERVICE")
+	fs.BoolVar(&f.All, "all", false, "Export every Service of the namespace (but the derived Services sync writes), instead of one SERVICE")
 }
 
 // ToOptions parses the flags, once, into the export: the namespace, --karmada-context, the
@@ -115,7 +142,7 @@ func (f *Flags) ToOptions(cmd *cobra.Command, cf *genericclioptions.ConfigFlags,
 	if err != nil {
 		return nil, err
 	}
-	s := export.Spec{Target: t, API: f.Target.API, Consumers: f.Consumers, Types: f.Types, Propagate: f.Propagate}
+	s := export.Spec{Target: t, API: f.Target.API, Consumers: f.Consumers, Types: f.Types, Propagate: f.Propagate, Selector: f.Selector, All: f.All}
 	if s.Labels, err = mcsapi.ParseKeyValues("exported-labels", f.ExportedLabels); err != nil {
 		return nil, err
 	}

@@ -68,6 +68,9 @@ func (o *Options) printKarmada(w io.Writer, l *status.KarmadaServiceStatusList) 
 	if o.printer != nil {
 		return o.printer.PrintObj(l, w)
 	}
+	if o.PrintFlags.Name() {
+		return printNames(w, status.KarmadaNames(l))
+	}
 	po := o.printOptions()
 	if o.Service != "" {
 		return status.DescribeKarmada(w, l, po)

@@ -35,10 +35,11 @@ var (
 		in any member, with its type, ports, the clusters that export and import it, the ready and
 		total endpoints of each exporting cluster, its conflicts and its age.
 
-		Rows that need attention are marked "!" in the first column (in colour on a terminal):
-		Conflict when the exports disagree (the oldest export wins, exactly as kubectl mcs sync
-		decides), Degraded when something is missing (an invalid export, a cluster without the
-		import, no ready endpoints, an exporting cluster that cannot be read).
+		The STATUS column says which rows need attention (in colour on a terminal): Conflict when
+		the exports disagree (the oldest export wins, exactly as kubectl mcs sync decides), Degraded
+		when something is missing (an invalid export, a cluster without the import, no ready
+		endpoints, an exporting cluster that cannot be read). EXPORTED and IMPORTED count the
+		clusters out of the clusterset; -o wide names them.
 
 		With SERVICE, the service is described: its per-cluster breakdown, its conflicts and every
 		ServiceExport's conditions. Clusters that cannot be read, or have no mcs-api CRDs, are
@@ -60,8 +61,11 @@ var (
 		# One service, described cluster by cluster
 		kubectl mcs status serve -n demo
 
-		# With cluster IPs, derived Services and the import state in each cluster
+		# With the clusters by name, cluster IPs, derived Services and the import state in each cluster
 		kubectl mcs status -n demo -o wide
+
+		# One line per multi-cluster service, for scripts
+		kubectl mcs status -A -o name
 
 		# Keep the table up to date
 		kubectl mcs status -A --watch
@@ -281,6 +285,9 @@ func (o *Options) print(w io.Writer, l *status.MultiClusterServiceStatusList) er
 	if o.printer != nil {
 		return o.printer.PrintObj(l, w)
 	}
+	if o.PrintFlags.Name() && (len(l.Items) > 0 || o.Service != "") {
+		return printNames(w, status.Names(l))
+	}
 	po := o.printOptions()
 	if o.Service != "" {
 		if len(l.Items) == 0 {
@@ -294,6 +301,16 @@ func (o *Options) print(w io.Writer, l *status.MultiClusterServiceStatusList) er
 		return err
 	}
 	return status.PrintTable(w, l, po)
+}
+
+// printNames writes -o name's lines; none is no line, as kubectl get -o name.
+func printNames(w io.Writer, names []string) error {
+	for _, n := range names {
+		if _, err := fmt.Fprintln(w, n); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (o *Options) printOptions() status.PrintOptions {

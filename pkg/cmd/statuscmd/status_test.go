@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
@@ -22,9 +23,9 @@ func TestPrintFlags(t *testing.T) {
 		}
 	}
 	f := printers.NewPrintFlags()
-	*f.OutputFormat = "name"
-	if _, err := f.ToPrinter(); err == nil || !strings.Contains(err.Error(), "wide, json, yaml") {
-		t.Errorf("-o name: %v", err)
+	*f.OutputFormat = "names"
+	if _, err := f.ToPrinter(); err == nil || !strings.Contains(err.Error(), "wide, name, json, yaml") {
+		t.Errorf("-o names: %v", err)
 	}
 	*f.OutputFormat = "go-template={{.kind}}"
 	if _, err := f.ToPrinter(); err == nil || !strings.Contains(err.Error(), "go-template is not supported: use jsonpath") {
@@ -44,6 +45,27 @@ func TestJSONPathOnTheList(t *testing.T) {
 	var b bytes.Buffer
 	if err := p.PrintObj(l, &b); err != nil || b.String() != "mcs.kubectl.io/v1alpha1 serve" {
 		t.Errorf("%q %v", b.String(), err)
+	}
+}
+
+// -o name: one kind.group/name line per multi-cluster service (kubectl's form); none and only a
+// line on stderr when there is none, as kubectl get -o name.
+func TestOutputName(t *testing.T) {
+	var out, errOut bytes.Buffer
+	o := &Options{PrintFlags: printers.NewPrintFlags(), namespace: "demo", IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, now: time.Now}
+	*o.PrintFlags.OutputFormat = "name"
+	l := status.Build([]status.Cluster{{ID: "a", State: status.ClusterReachable}})
+	if err := o.print(&out, l); err != nil || out.String() != "" || !strings.Contains(errOut.String(), "No multi-cluster services found in demo namespace.") {
+		t.Errorf("none: %q, %q, %v", out.String(), errOut.String(), err)
+	}
+	l.Items = append(l.Items, status.MultiClusterServiceStatus{Namespace: "demo", Name: "serve"}, status.MultiClusterServiceStatus{Namespace: "demo", Name: "web"})
+	if err := o.print(&out, l); err != nil || out.String() != "serviceimport.multicluster.x-k8s.io/serve\nserviceimport.multicluster.x-k8s.io/web\n" {
+		t.Errorf("-o name:\n%s%v", out.String(), err)
+	}
+	out.Reset()
+	k := &status.KarmadaServiceStatusList{MultiClusterServices: []status.KarmadaMCSStatus{{Name: "serve"}}, ServiceExports: []status.KarmadaObjectStatus{{Name: "web"}}}
+	if err := o.printKarmada(&out, k); err != nil || out.String() != "multiclusterservice.networking.karmada.io/serve\nserviceexport.multicluster.x-k8s.io/web\n" {
+		t.Errorf("--karmada -o name:\n%s%v", out.String(), err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -92,7 +93,7 @@ func (o *Options) redraw(ctx context.Context, changed <-chan struct{}, snapshot 
 				if err := render(&buf, obj); err != nil {
 					return err
 				}
-				if _, err := o.Out.Write(buf.Bytes()); err != nil {
+				if _, err := io.WriteString(o.Out, printers.Cut(buf.String(), o.width())); err != nil {
 					return err
 				}
 				first = false
@@ -109,4 +110,13 @@ func (o *Options) redraw(ctx context.Context, changed <-chan struct{}, snapshot 
 		case <-time.After(settle):
 		}
 	}
+}
+
+// width is the terminal's width when the redraw is a table or description on a terminal, else 0
+// (no cut: a pipe or a file gets whole lines, and -o documents are never cut).
+func (o *Options) width() int {
+	if !o.terminal || o.printer != nil || o.PrintFlags.Name() {
+		return 0
+	}
+	return printers.TerminalWidth(o.Out)
 }

@@ -15,10 +15,12 @@ import (
 
 // Report is the machine-readable result of one pass (-o yaml|json).
 type Report struct {
+	// Changes has one row per write, as made.
 	Changes     []ChangeRow       `json:"changes"`
 	Conflicts   []engine.Conflict `json:"conflicts"`
 	Unreachable map[string]string `json:"unreachable,omitempty"`
 	Skipped     []string          `json:"skipped,omitempty"`
+	Summary     Summary           `json:"summary"`
 }
 
 // ChangeRow is one write.
@@ -27,6 +29,22 @@ type ChangeRow struct {
 	Kind    string `json:"kind"`
 	Object  string `json:"object"`
 	Action  string `json:"action"`
+}
+
+// Summary counts the objects of a pass by what became of them, per kind, and the conflicts.
+type Summary struct {
+	Created   map[string]int `json:"created"`
+	Updated   map[string]int `json:"updated"`
+	Deleted   map[string]int `json:"deleted"`
+	Conflicts int            `json:"conflicts"`
+	// kinds is the order the kinds were first met in, for the line.
+	kinds []string
+}
+
+// objectRow is one object's writes, joined in the order made: "create,status,update".
+type objectRow struct {
+	Cluster, Kind, Object string
+	Actions               []string
 }
 
 // toChanges lists the writes cluster by cluster, each cluster's in the order they were made (the
@@ -40,8 +58,75 @@ func toChanges(cs []reconciler.Change) []ChangeRow {
 	return out
 }
 
-// printReport prints a pass's report; failed: the pass ended in an error, which the caller
-// prints after it, so "No changes." would be untrue (the changes it wanted were not made).
+// byObject folds the writes into one row per object, in the order of their first write.
+func byObject(cs []ChangeRow) []objectRow {
+	var out []objectRow
+	at := map[[3]string]int{}
+	for _, c := range cs {
+		k := [3]string{c.Cluster, c.Kind, c.Object}
+		i, ok := at[k]
+		if !ok {
+			i = len(out)
+			at[k] = i
+			out = append(out, objectRow{Cluster: c.Cluster, Kind: c.Kind, Object: c.Object})
+		}
+		out[i].Actions = append(out[i].Actions, c.Action)
+	}
+	return out
+}
+
+// outcome is what became of an object: created (whatever followed the create), deleted, or
+// updated (a status or an update, or replaced: deleted, then created again).
+func (r objectRow) outcome() string {
+	var created, deleted bool
+	for _, a := range r.Actions {
+		created = created || a == engine.VerbCreate
+		deleted = deleted || a == engine.VerbDelete
+	}
+	switch {
+	case created && !deleted:
+		return "created"
+	case deleted && !created:
+		return "deleted"
+	}
+	return "updated"
+}
+
+// summarize counts the objects of the changes by outcome and kind.
+func summarize(cs []ChangeRow, conflicts int) Summary {
+	s := Summary{Created: map[string]int{}, Updated: map[string]int{}, Deleted: map[string]int{}, Conflicts: conflicts}
+	for _, r := range byObject(cs) {
+		if s.Created[r.Kind]+s.Updated[r.Kind]+s.Deleted[r.Kind] == 0 {
+			s.kinds = append(s.kinds, r.Kind)
+		}
+		map[string]map[string]int{"created": s.Created, "updated": s.Updated, "deleted": s.Deleted}[r.outcome()][r.Kind]++
+	}
+	return s
+}
+
+// Line is the summary in one line: "3 created (ServiceImport 1, Service 1, EndpointSlice 1),
+// 1 updated (ServiceExportStatus 1), 0 deleted; 0 conflicts."
+func (s Summary) Line() string {
+	part := func(what string, m map[string]int) string {
+		n := 0
+		var kinds []string
+		for _, k := range s.kinds {
+			if m[k] > 0 {
+				n += m[k]
+				kinds = append(kinds, fmt.Sprintf("%s %d", k, m[k]))
+			}
+		}
+		if n == 0 {
+			return "0 " + what
+		}
+		return fmt.Sprintf("%d %s (%s)", n, what, strings.Join(kinds, ", "))
+	}
+	return fmt.Sprintf("%s, %s, %s; %d conflicts.", part("created", s.Created), part("updated", s.Updated), part("deleted", s.Deleted), s.Conflicts)
+}
+
+// printReport prints a pass's report: one row per object with its writes joined, the conflicts,
+// and the summary line. failed: the pass ended in an error, which the caller prints after it, so
+// "No changes." would be untrue (the changes it wanted were not made).
 func (o *Options) printReport(rep Report, failed bool) error {
 	suffix := ""
 	if o.Write.DryRun != cmdutil.DryRunNone {
@@ -53,9 +138,10 @@ func (o *Options) printReport(rep Report, failed bool) error {
 		fmt.Fprintln(o.Out, "No changes."+suffix)
 		fmt.Fprintln(o.Out)
 	default:
-		rows := make([][]string, 0, len(rep.Changes))
-		for _, c := range rep.Changes {
-			rows = append(rows, []string{c.Cluster, c.Kind, c.Object, c.Action + suffix})
+		objects := byObject(rep.Changes)
+		rows := make([][]string, 0, len(objects))
+		for _, r := range objects {
+			rows = append(rows, []string{r.Cluster, r.Kind, r.Object, strings.Join(r.Actions, ",") + suffix})
 		}
 		if err := printers.Table(o.Out, []string{"cluster", "kind", "object", "action"}, rows, false); err != nil {
 			return err
@@ -64,6 +150,10 @@ func (o *Options) printReport(rep Report, failed bool) error {
 	}
 	if err := PrintConflicts(o.Out, rep.Conflicts); err != nil {
 		return err
+	}
+	if len(rep.Changes) > 0 {
+		fmt.Fprintln(o.Out)
+		fmt.Fprintln(o.Out, strings.TrimSuffix(rep.Summary.Line(), ".")+suffix+".")
 	}
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(o.ErrOut, "Warning: %s\n", s)

@@ -24,7 +24,7 @@ func TestReportOfAFailedPass(t *testing.T) {
 		{"failed, nothing written", Report{Conflicts: []engine.Conflict{conflict}}, true, []string{"PortConflict"}, []string{"No changes."}},
 		{"failed after some writes", Report{Changes: []ChangeRow{{Cluster: "member2", Kind: "ServiceImport", Object: "shop/cart", Action: "update"}}}, true,
 			[]string{"member2", "ServiceImport", "No conflicts."}, []string{"No changes."}},
-		{"nothing to do", Report{}, false, []string{"No changes.\n\nNo conflicts.\n"}, nil},
+		{"nothing to do", Report{}, false, []string{"No changes.\n\nNo conflicts.\n"}, []string{"created"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out bytes.Buffer
@@ -43,5 +43,58 @@ func TestReportOfAFailedPass(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// One row per object with its writes joined (a ServiceImport is created, given its status, then
+// updated with the derived Service's IP: one row, not three), and a summary line at the end.
+func TestReportOneRowPerObject(t *testing.T) {
+	var changes []ChangeRow
+	for _, c := range []string{"member1", "member2"} {
+		for _, a := range []string{"create", "status", "update"} {
+			changes = append(changes, ChangeRow{Cluster: c, Kind: "ServiceImport", Object: "demo/serve", Action: a})
+		}
+		changes = append(changes, ChangeRow{Cluster: c, Kind: "Service", Object: "demo/derived-serve", Action: "create"},
+			ChangeRow{Cluster: c, Kind: "EndpointSlice", Object: "demo/derived-serve-member1-abc", Action: "create"})
+	}
+	changes = append(changes, ChangeRow{Cluster: "member1", Kind: "ServiceExportStatus", Object: "demo/serve", Action: "status"},
+		ChangeRow{Cluster: "member2", Kind: "EndpointSlice", Object: "demo/derived-serve-member3-def", Action: "delete"},
+		ChangeRow{Cluster: "member2", Kind: "Service", Object: "demo/derived-web", Action: "delete"},
+		ChangeRow{Cluster: "member2", Kind: "Service", Object: "demo/derived-web", Action: "create"})
+	rep := Report{Changes: changes}
+	rep.Summary = summarize(changes, 0)
+	var out bytes.Buffer
+	o := &Options{IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &out}}
+	if err := o.printReport(rep, false); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(out.String(), "\n"), "\n")
+	var rows []string
+	for _, l := range lines[1:] {
+		if l == "" {
+			break
+		}
+		rows = append(rows, strings.Join(strings.Fields(l), " "))
+	}
+	want := []string{
+		"member1 ServiceImport demo/serve create,status,update",
+		"member1 Service demo/derived-serve create",
+		"member1 EndpointSlice demo/derived-serve-member1-abc create",
+		"member2 ServiceImport demo/serve create,status,update",
+		"member2 Service demo/derived-serve create",
+		"member2 EndpointSlice demo/derived-serve-member1-abc create",
+		"member1 ServiceExportStatus demo/serve status",
+		"member2 EndpointSlice demo/derived-serve-member3-def delete",
+		"member2 Service demo/derived-web delete,create",
+	}
+	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
+	}
+	summary := "6 created (ServiceImport 2, Service 2, EndpointSlice 2), 2 updated (Service 1, ServiceExportStatus 1), 1 deleted (EndpointSlice 1); 0 conflicts."
+	if last := lines[len(lines)-1]; last != summary {
+		t.Errorf("last line %q, want %q", last, summary)
+	}
+	if rep.Summary.Created["ServiceImport"] != 2 || rep.Summary.Deleted["EndpointSlice"] != 1 || rep.Summary.Updated["Service"] != 1 {
+		t.Errorf("summary %+v", rep.Summary)
 	}
 }

@@ -50,14 +50,19 @@ var (
 		The clusterset is --contexts, else $KUBECTL_MCS_CONTEXTS, else the --context cluster alone;
 		it is never guessed. With --print-manifests, --context names the host cluster.
 
-		Without --watch it makes one pass and prints what it changed; with --watch it keeps the
-		clusterset in sync until interrupted. It never changes an object it did not create.`)
+		Without --watch it makes one pass and prints what it changed, one row per object, and a
+		summary line; with --watch it keeps the clusterset in sync until interrupted and prints each
+		object it writes as it does (time, cluster, kind, object, actions), and the conflicts when
+		they change. It never changes an object it did not create.`)
 	example = templates.Examples(`
 		# One pass over a clusterset of three
 		kubectl mcs sync --contexts=member1,member2,member3
 
 		# What would change, as YAML
 		kubectl mcs sync --contexts=member1,member2 --dry-run=client -o yaml
+
+		# Keep syncing, one JSON line per write
+		kubectl mcs sync --watch --contexts=member1,member2,member3 -o json
 
 		# Keep syncing, with metrics and leader election
 		kubectl mcs sync --watch --contexts=member1,member2,member3 \
@@ -98,7 +103,7 @@ type Options struct {
 // NewCmdSync returns the sync command.
 func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &Options{ConfigFlags: flags, IOStreams: streams}
-	o.Write.Print = printers.OutputFlags{Formats: []string{"yaml", "json"}, Usage: "Output format of the plan: yaml or json (default: tables)"}
+	o.Write.Print = printers.OutputFlags{Formats: []string{"yaml", "json"}, Usage: "Output format: yaml or json, the report of a pass (default: tables); with --watch, json: one line per write and per change of the conflicts (default: one line per object written)"}
 	cmd := &cobra.Command{
 		Use:     "sync --contexts=CTX[=ID],...",
 		Short:   "Import exported services into every member cluster (once, or with --watch)",
@@ -159,8 +164,8 @@ func (o *Options) Validate() error {
 	if err := o.Write.Validate(); err != nil {
 		return err
 	}
-	if o.Watch && o.Write.Print.Format != "" {
-		return errors.New("--output goes with a one-shot sync, not --watch")
+	if o.Watch && o.Write.Print.Format == "yaml" {
+		return errors.New("--watch prints one JSON line per write with -o json; -o yaml goes with a one-shot sync")
 	}
 	if o.LeaderElect && !o.Watch {
 		return errors.New("--leader-elect goes with --watch")
@@ -244,6 +249,7 @@ func (o *Options) Run(ctx context.Context) error {
 	r.WaitForSync(ctx, o.SyncTimeout)
 	err := r.SyncAll(ctx)
 	report := Report{Changes: toChanges(r.Changes()), Conflicts: r.Conflicts(), Unreachable: r.Unreachable(), Skipped: r.Skips()}
+	report.Summary = summarize(report.Changes, len(report.Conflicts))
 	if o.Write.Print.Format != "" {
 		if perr := printers.Data(o.Out, o.Write.Print.Format, report); perr != nil {
 			return perr
@@ -260,7 +266,10 @@ func (o *Options) watch(ctx context.Context) error {
 	limitHeap(os.Getenv)
 	reg := prometheus.NewRegistry()
 	metrics := reconciler.NewMetrics(reg)
-	r := reconciler.New(o.members, o.reconcilerOptions(metrics))
+	log := &changeLog{out: o.Out, json: o.Write.Print.Format == "json", now: time.Now}
+	opts := o.reconcilerOptions(metrics)
+	opts.OnChanges = log.changes
+	r := reconciler.New(o.members, opts)
 	ready := make(chan struct{})
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
@@ -285,7 +294,8 @@ func (o *Options) watch(ctx context.Context) error {
 		r.WaitForSync(ctx, o.SyncTimeout)
 		close(ready)
 		klog.V(2).InfoS("caches synced, syncing", "clusters", len(o.members), "namespace", o.namespace)
-		go o.reportConflicts(ctx, r)
+		go o.reportConflicts(ctx, r, log)
+		go wait.UntilWithContext(ctx, func(context.Context) { log.flush() }, time.Second)
 		r.Run(ctx, o.Workers)
 	}
 	if !o.LeaderElect {
@@ -295,8 +305,8 @@ func (o *Options) watch(ctx context.Context) error {
 	return o.leaderElect(ctx, e, run)
 }
 
-// reportConflicts prints the conflicts table whenever the set of conflicts changes.
-func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler) {
+// reportConflicts prints the conflicts whenever the set of conflicts changes.
+func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler, log *changeLog) {
 	last := "-"
 	warned := map[string]bool{}
 	wait.UntilWithContext(ctx, func(context.Context) {
@@ -319,8 +329,7 @@ func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler)
 			return
 		}
 		last = sig.String()
-		fmt.Fprintf(o.Out, "--- conflicts at %s\n", time.Now().Format(time.RFC3339))
-		_ = PrintConflicts(o.Out, cs)
+		log.conflicts(cs)
 	}, 250*time.Millisecond)
 }
 

@@ -165,18 +165,31 @@ func TestFirstKindPerCluster(t *testing.T) {
 	}
 }
 
-// A watch keeps no changes: they are a pass's report, and would pile up for as long as it runs.
-func TestWatchKeepsNoChanges(t *testing.T) {
+// A watch keeps no changes for longer than a sync: each sync's go to OnChanges when it ends
+// (sync --watch prints them), in the order of a plan.
+func TestWatchTellsEachSyncsChanges(t *testing.T) {
 	a := engine.Action{Cluster: "m1", Kind: engine.KindService, Namespace: "demo", Name: "derived-serve", Verb: engine.VerbCreate}
-	r := &Reconciler{}
-	r.recordChanges([]engine.Action{a})
+	imp := engine.Action{Cluster: "m1", Kind: engine.KindServiceImport, Namespace: "demo", Name: "serve", Verb: engine.VerbCreate}
+	k := key{Namespace: "demo", Name: "serve"}
+	var told [][]Change
+	r := &Reconciler{pending: map[key][]Change{}, opts: Options{OnChanges: func(c []Change) { told = append(told, c) }}}
+	r.recordChanges(k, []engine.Action{a})
 	if got := r.Changes(); len(got) != 1 || got[0].Name != "derived-serve" {
 		t.Fatalf("a pass: changes %+v, want the one write", got)
 	}
+	r.tellChanges(k)
+	if len(told) != 0 {
+		t.Fatalf("a pass tells nothing: %+v", told)
+	}
 	r.watching = true
-	r.recordChanges([]engine.Action{a, a})
+	r.recordChanges(k, []engine.Action{a, imp})
 	if got := r.Changes(); len(got) != 0 {
-		t.Fatalf("a watch: changes %+v, want none kept", got)
+		t.Fatalf("a watch: changes %+v, want none kept for a report", got)
+	}
+	r.tellChanges(k)
+	r.tellChanges(k)
+	if len(told) != 1 || len(told[0]) != 2 || told[0][0].Kind != engine.KindServiceImport || len(r.pending) != 0 {
+		t.Fatalf("a watch: told %+v, pending %v; want the sync's two writes once, the import first", told, r.pending)
 	}
 }
 

@@ -35,6 +35,10 @@ type Options struct {
 	// LoadSchemas reads a member's served ServiceImport and ServiceExport schemas when it joins
 	// (nil: every field is written).
 	LoadSchemas SchemaLoader
+	// OnChanges, in watch mode, is told the writes of each sync of a service that made any, once
+	// it ends, in the order of a plan (sync --watch prints them). Called from the workers: one
+	// service at a time, several services at once.
+	OnChanges func([]Change)
 }
 
 // SchemaLoader reads the served ServiceImport and ServiceExport schemas of mcs-api version v.
@@ -62,7 +66,8 @@ type Reconciler struct {
 	failing    map[key]map[object]failure // the writes that failed in each service's last sync
 	nFailing   int
 	changes    []Change
-	watching   bool // Run: no pass report, so no changes kept
+	watching   bool // Run: no pass report; each sync's changes go to OnChanges
+	pending    map[key][]Change
 	now        func() time.Time
 }
 
@@ -79,6 +84,7 @@ func New(members []*clusterset.Member, opts Options) *Reconciler {
 		conflicts: map[key][]engine.Conflict{},
 		skips:     map[key][]string{},
 		failing:   map[key]map[object]failure{},
+		pending:   map[key][]Change{},
 		now:       time.Now,
 	}
 	r.queue = newQueue(time.Now)
@@ -266,12 +272,13 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 			break
 		}
 		if r.opts.DryRun {
-			r.recordChanges(actions)
+			r.recordChanges(k, actions)
 			break
 		}
 		r.runRound(ctx, fs, obs, firstKindPerCluster(actions))
 	}
 	r.keepFailing(fs)
+	r.tellChanges(k)
 	if m := r.opts.Metrics; m != nil {
 		m.SyncLatency.Observe(time.Since(start).Seconds())
 	}

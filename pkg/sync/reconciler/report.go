@@ -46,16 +46,31 @@ func (r *Reconciler) record(k key, want engine.Desired, problems []string) {
 	r.skips[k] = skips
 }
 
-// recordChanges keeps the writes for a pass's report. A watch has no report: it keeps none, or
-// they would pile up for as long as it runs.
-func (r *Reconciler) recordChanges(actions []engine.Action) {
+// recordChanges keeps the writes of service k: for a pass's report, or in watch mode until its
+// sync ends (tellChanges), so that a watch keeps none for longer than one sync.
+func (r *Reconciler) recordChanges(k key, actions []engine.Action) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.watching {
-		return
-	}
 	for _, a := range actions {
-		r.changes = append(r.changes, Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb})
+		c := Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb}
+		if r.watching {
+			if r.opts.OnChanges != nil {
+				r.pending[k] = append(r.pending[k], c)
+			}
+			continue
+		}
+		r.changes = append(r.changes, c)
+	}
+}
+
+// tellChanges hands the writes of k's sync, now ended, to OnChanges.
+func (r *Reconciler) tellChanges(k key) {
+	r.mu.Lock()
+	cs := r.pending[k]
+	delete(r.pending, k)
+	r.mu.Unlock()
+	if len(cs) > 0 && r.opts.OnChanges != nil {
+		r.opts.OnChanges(sortChanges(cs))
 	}
 }
 
@@ -124,6 +139,12 @@ func (r *Reconciler) Changes() []Change {
 	defer r.mu.Unlock()
 	c := r.changes
 	r.changes = nil
+	return sortChanges(c)
+}
+
+// sortChanges puts changes in the order of a plan (cluster, kind, object), one object's in the
+// order they were made.
+func sortChanges(c []Change) []Change {
 	object := func(c Change) engine.Action {
 		return engine.Action{Cluster: c.Cluster, Kind: c.Kind, Namespace: c.Namespace, Name: c.Name}
 	}

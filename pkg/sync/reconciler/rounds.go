@@ -12,7 +12,7 @@ import (
 
 // runRound executes one round's writes and takes their outcome into s.
 func (r *Reconciler) runRound(ctx context.Context, s *syncFailures, obs engine.Observed, perCluster [][]engine.Action) []failed {
-	fs := r.executeRound(ctx, obs, perCluster)
+	fs := r.executeRound(ctx, s.k, obs, perCluster)
 	var attempted []engine.Action
 	for _, as := range perCluster {
 		attempted = append(attempted, as...)
@@ -25,7 +25,7 @@ func (r *Reconciler) runRound(ctx context.Context, s *syncFailures, obs engine.O
 // executeRound runs the actions of a round: those on one object in the plan's order (a delete
 // before the create that replaces it, an update before the status), everything else concurrently,
 // in every cluster at once. The changes are recorded in the plan's order.
-func (r *Reconciler) executeRound(ctx context.Context, obs engine.Observed, perCluster [][]engine.Action) []failed {
+func (r *Reconciler) executeRound(ctx context.Context, k key, obs engine.Observed, perCluster [][]engine.Action) []failed {
 	var mu sync.Mutex
 	var errs []failed
 	var wg sync.WaitGroup
@@ -52,7 +52,7 @@ func (r *Reconciler) executeRound(ctx context.Context, obs engine.Observed, perC
 	wg.Wait()
 	for i, a := range all {
 		if done[i] {
-			r.recordChanges([]engine.Action{a})
+			r.recordChanges(k, []engine.Action{a})
 		}
 	}
 	sort.Slice(errs, func(i, j int) bool { return errs[i].err.Error() < errs[j].err.Error() })
