@@ -312,3 +312,21 @@ func TestDNSForward(t *testing.T) {
 		}
 	}
 }
+
+// A skew no larger than what slow reads leave uncertain is not told; past it, it is.
+func TestClockSkewWithinTheReadsUncertainty(t *testing.T) {
+	for _, c := range []struct {
+		skew, readErr time.Duration
+		want          Severity
+	}{{2500 * time.Millisecond, time.Second, OK}, {2500 * time.Millisecond, 500 * time.Millisecond, Warn}, {1500 * time.Millisecond, 0, Warn}} {
+		s := healthy()
+		for i := range s.Members {
+			s.Members[i].ClockOffset, s.Members[i].ClockError = ptr(time.Duration(0)), c.readErr
+		}
+		memberOf(s, "member3").ClockOffset = ptr(c.skew)
+		rs := checkClock(s)
+		if len(rs) != 1 || rs[0].Severity != c.want {
+			t.Errorf("skew %v, reads ±%v: got %+v, want %v", c.skew, c.readErr, rs, c.want)
+		}
+	}
+}

@@ -144,6 +144,9 @@ type Member struct {
 	// ClockOffset is the apiserver's clock minus ours (Date header, 1 s resolution); nil when
 	// unknown.
 	ClockOffset *time.Duration
+	// ClockError is how far ClockOffset may be off besides the header's resolution: half the round
+	// trip of the request it was read from (a loaded apiserver answers slowly).
+	ClockError time.Duration
 }
 
 // Karmada is what was read from a Karmada control plane.
