@@ -1,10 +1,6 @@
 package synccmd
 
 import (
-	"io"
-	"net/http"
-	"net/http/httptest"
-	"strings"
 	"testing"
 )
 
@@ -28,21 +24,5 @@ func TestValidateRateLimit(t *testing.T) {
 		if got != c.err {
 			t.Errorf("validateRateLimit(%v, %d) = %q, want %q", c.qps, c.burst, got, c.err)
 		}
-	}
-}
-
-func TestServePprof(t *testing.T) {
-	mux := http.NewServeMux()
-	servePprof(mux)
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
-	resp, err := http.Get(srv.URL + "/debug/pprof/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap") {
-		t.Errorf("/debug/pprof/: %d, %.200s", resp.StatusCode, body)
 	}
 }

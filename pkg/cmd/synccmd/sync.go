@@ -29,6 +29,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/process"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/reconciler"
 )
 
@@ -274,9 +275,9 @@ func (o *Options) watch(ctx context.Context) error {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	if o.Profiling {
-		servePprof(mux)
+		process.Pprof(mux)
 	}
-	if err := serve(ctx, o.MetricsAddr, "", mux); err != nil {
+	if err := process.Serve(ctx, o.MetricsAddr, mux); err != nil {
 		return err
 	}
 	health := http.NewServeMux()
@@ -285,8 +286,8 @@ func (o *Options) watch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	health.HandleFunc("/readyz", readyzHandler(e, ready))
-	if err := serve(ctx, o.HealthAddr, "", health); err != nil {
+	health.HandleFunc("/readyz", process.ReadyzHandler(e, ready))
+	if err := process.Serve(ctx, o.HealthAddr, health); err != nil {
 		return err
 	}
 	run := func(ctx context.Context) {
@@ -302,7 +303,7 @@ func (o *Options) watch(ctx context.Context) error {
 		run(ctx)
 		return nil
 	}
-	return o.leaderElect(ctx, e, run)
+	return e.Run(ctx, o.LeaderNamespace, run)
 }
 
 // reportConflicts prints the conflicts whenever the set of conflicts changes.
@@ -331,29 +332,4 @@ func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler,
 		last = sig.String()
 		log.conflicts(cs)
 	}, 250*time.Millisecond)
-}
-
-func serve(ctx context.Context, addr, path string, h http.Handler) error {
-	if addr == "" || addr == "0" {
-		return nil
-	}
-	mux := http.NewServeMux()
-	if path != "" {
-		mux.Handle(path, h)
-	} else {
-		mux.Handle("/", h)
-	}
-	srv := &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("listening on %s: %w", addr, err)
-	case <-time.After(100 * time.Millisecond):
-		return nil
-	}
 }
