@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -106,11 +107,30 @@ func TestInstallMemorySizing(t *testing.T) {
 		service(t, "member1", ns, name, func(s *corev1.Service) { s.Spec.Selector = map[string]string{"app": name} })
 		waitFor(t, name+"'s endpoints", func() bool { return len(sourceIPs(t, "member1", ns, name)) == 3 })
 	}
-	before, _, _ := sizing()
+	// The count is of every namespace, where other tests' namespaces may still be going away:
+	// each figure is taken once two reads a second apart agree.
+	settled := func() (install.Footprint, corev1.ResourceRequirements, string) {
+		t.Helper()
+		f, res, stderr := sizing()
+		for i := 0; i < 60; i++ {
+			time.Sleep(time.Second)
+			g, gres, gerr := sizing()
+			if g == f {
+				return g, gres, gerr
+			}
+			f, res, stderr = g, gres, gerr
+		}
+		return f, res, stderr
+	}
+	before, _, _ := settled()
 	for _, name := range names {
 		userExport(t, "member1", ns, name)
 	}
-	after, res, stderr := sizing()
+	waitFor(t, "the exports in member1", func() bool {
+		after, _, _ := sizing()
+		return after.Objects-before.Objects >= 3
+	})
+	after, res, stderr := settled()
 	if d := (install.Footprint{Objects: after.Objects - before.Objects, Endpoints: after.Endpoints - before.Endpoints}); d != (install.Footprint{Objects: 3 * 10, Endpoints: 3 * 9}) {
 		t.Errorf("the exports added %+v to the count, want {30 27}\n%s", d, stderr)
 	}
