@@ -59,42 +59,21 @@ func (b *bench) busyFloor(ctx context.Context, window time.Duration) (*bedCapaci
 	var lags []float64
 	var changes, failed atomic.Int64
 	var firstErr atomic.Value
-	jobs := make(chan int, busyFloorWriters)
-	var wg sync.WaitGroup
-	for w := 0; w < busyFloorWriters; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range jobs {
-				t0 := time.Now()
-				if err := change(n); err != nil {
-					if ctx.Err() == nil {
-						failed.Add(1)
-						firstErr.CompareAndSwap(nil, err)
-					}
-					continue
-				}
-				changes.Add(1)
-				mu.Lock()
-				lags = append(lags, float64(time.Since(t0).Microseconds())/1000)
-				mu.Unlock()
-			}
-		}()
-	}
 	t0 := time.Now()
-	dropped := 0
-	tick := time.NewTicker(time.Second / time.Duration(b.busyRate))
-	for n := 0; time.Since(t0) < window; n++ {
-		<-tick.C
-		select {
-		case jobs <- n:
-		default:
-			dropped++
+	dropped, _ := paced(ctx, b.busyRate, busyFloorWriters, 0, window, func(n int) {
+		t := time.Now()
+		if err := change(n); err != nil {
+			if ctx.Err() == nil {
+				failed.Add(1)
+				firstErr.CompareAndSwap(nil, err)
+			}
+			return
 		}
-	}
-	tick.Stop()
-	close(jobs)
-	wg.Wait()
+		changes.Add(1)
+		mu.Lock()
+		lags = append(lags, float64(time.Since(t).Microseconds())/1000)
+		mu.Unlock()
+	})
 	elapsed := time.Since(t0).Seconds()
 	if n := failed.Load(); n > 0 {
 		return nil, fmt.Errorf("busy floor: %d changes failed, the first: %v", n, firstErr.Load())

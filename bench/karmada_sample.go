@@ -7,7 +7,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -53,49 +52,25 @@ var churnPaths = []churnPath{{ns, 0, "10.251"}, {karmadaNS, 2, "10.248"}}
 func (k *karmadaBench) startChurn(ctx context.Context, first, services int) (stop func() (float64, error)) {
 	cctx, cancel := context.WithCancel(ctx)
 	var changes, failed atomic.Int64
-	jobs := make(chan int, k.churnRate)
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range jobs {
-				i := first + n%max(1, services-first)
-				for _, p := range churnPaths {
-					addr := fmt.Sprintf("%s.%d.%d", p.prefix, n/250%250, n%250+1)
-					body := fmt.Sprintf(`{"endpoints":[{"addresses":[%q],"conditions":{"ready":true}},{"addresses":[%q],"conditions":{"ready":true}}]}`,
-						addr, address(p.exporter, i, 1))
-					_, err := k.provider.fast.DiscoveryV1().EndpointSlices(p.ns).Patch(cctx, svcName(i)+"-src", types.MergePatchType, []byte(body), metav1.PatchOptions{})
-					switch {
-					case err == nil:
-						changes.Add(1)
-					case cctx.Err() == nil:
-						failed.Add(1)
-					}
-				}
-			}
-		}()
-	}
 	t0 := time.Now()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		tick := time.NewTicker(time.Second / time.Duration(k.churnRate))
-		defer tick.Stop()
-		for {
-			select {
-			case <-cctx.Done():
-				close(jobs)
-				wg.Wait()
-				return
-			case <-tick.C:
-				select {
-				case jobs <- k.churned:
-					k.churned++
-				default: // the apiserver is behind: the achieved rate is what gets reported
+		_, k.churned = paced(cctx, k.churnRate, 8, k.churned, 0, func(n int) {
+			i := first + n%max(1, services-first)
+			for _, p := range churnPaths {
+				addr := fmt.Sprintf("%s.%d.%d", p.prefix, n/250%250, n%250+1)
+				body := fmt.Sprintf(`{"endpoints":[{"addresses":[%q],"conditions":{"ready":true}},{"addresses":[%q],"conditions":{"ready":true}}]}`,
+					addr, address(p.exporter, i, 1))
+				_, err := k.provider.fast.DiscoveryV1().EndpointSlices(p.ns).Patch(cctx, svcName(i)+"-src", types.MergePatchType, []byte(body), metav1.PatchOptions{})
+				switch {
+				case err == nil:
+					changes.Add(1)
+				case cctx.Err() == nil:
+					failed.Add(1)
 				}
 			}
-		}
+		})
 	}()
 	return func() (float64, error) {
 		cancel()

@@ -9,7 +9,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -131,41 +130,18 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 // round robin, until ctx ends. A merge patch replaces the endpoint list whole, so no read first.
 func (b *bench) churn(ctx context.Context, first int, changes, failed *atomic.Int64) {
 	m := b.exporters[1]
-	jobs := make(chan int, b.busyRate)
-	var wg sync.WaitGroup
-	for w := 0; w < 8; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for n := range jobs {
-				i := first + n%(b.services-first)
-				body := fmt.Sprintf(`{"endpoints":[{"addresses":[%q],"conditions":{"ready":true}},{"addresses":[%q],"conditions":{"ready":true}}]}`,
-					fmt.Sprintf("10.251.%d.%d", n/250%250, n%250+1), address(1, i, 1))
-				_, err := m.fast.DiscoveryV1().EndpointSlices(ns).Patch(ctx, svcName(i)+"-src", types.MergePatchType, []byte(body), metav1.PatchOptions{})
-				switch {
-				case err == nil:
-					changes.Add(1)
-				case ctx.Err() == nil:
-					failed.Add(1)
-				}
-			}
-		}()
-	}
-	tick := time.NewTicker(time.Second / time.Duration(b.busyRate))
-	defer tick.Stop()
-	for n := 0; ; n++ {
-		select {
-		case <-ctx.Done():
-			close(jobs)
-			wg.Wait()
-			return
-		case <-tick.C:
-			select {
-			case jobs <- n:
-			default: // the apiserver is behind: the achieved rate is what gets reported
-			}
+	paced(ctx, b.busyRate, 8, 0, 0, func(n int) {
+		i := first + n%(b.services-first)
+		body := fmt.Sprintf(`{"endpoints":[{"addresses":[%q],"conditions":{"ready":true}},{"addresses":[%q],"conditions":{"ready":true}}]}`,
+			fmt.Sprintf("10.251.%d.%d", n/250%250, n%250+1), address(1, i, 1))
+		_, err := m.fast.DiscoveryV1().EndpointSlices(ns).Patch(ctx, svcName(i)+"-src", types.MergePatchType, []byte(body), metav1.PatchOptions{})
+		switch {
+		case err == nil:
+			changes.Add(1)
+		case ctx.Err() == nil:
+			failed.Add(1)
 		}
-	}
+	})
 }
 
 // cachedEndpoints counts the endpoints of every EndpointSlice in the namespace in every cluster:

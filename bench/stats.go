@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 func parallel(workers, n int, f func(int) error) error {
@@ -61,4 +63,47 @@ func peakRSS(pid int) (float64, error) {
 		}
 	}
 	return 0, errors.New("no VmHWM in /proc status")
+}
+
+// paced calls f(n) for n = from, from+1, ... rate times a second on `workers` goroutines until
+// ctx ends or window has passed (0: no window). A tick that finds every worker busy is dropped:
+// the achieved rate is what gets reported. It returns once every call has returned, with the
+// ticks dropped and the next n.
+func paced(ctx context.Context, rate, workers, from int, window time.Duration, f func(n int)) (dropped, next int) {
+	jobs := make(chan int, rate)
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for n := range jobs {
+				f(n)
+			}
+		}()
+	}
+	var end <-chan time.Time
+	if window > 0 {
+		end = time.After(window)
+	}
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	n := from
+	for stop := false; !stop; {
+		select {
+		case <-ctx.Done():
+			stop = true
+		case <-end:
+			stop = true
+		case <-tick.C:
+			select {
+			case jobs <- n:
+				n++
+			default:
+				dropped++
+			}
+		}
+	}
+	close(jobs)
+	wg.Wait()
+	return dropped, n
 }
