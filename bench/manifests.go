@@ -16,7 +16,7 @@ import (
 // the peak RSS of the sync under test is judged against that limit.
 func (b *bench) deploymentMemory() (request, limit float64, err error) {
 	cmd := exec.Command(b.binary, "--kubeconfig", b.kubeconfig, "sync", "--print-manifests",
-		"--contexts", strings.Join(b.contexts, ","), "--context", b.contexts[0])
+		"--contexts", strings.Join(b.contexts, ","), "--context", b.contexts[0], "--dry-run=client")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
