@@ -40,29 +40,10 @@ func Compute(obs Observed) Desired {
 	return d
 }
 
+// computeService decides one exported service in every cluster: the statuses of its exports, and
+// what each importing cluster gets.
 func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Desired, k key, failing []WriteFailure) {
-	var cons []constituent
-	for _, ci := range idx {
-		exp := ci.exports[k]
-		if exp == nil {
-			continue
-		}
-		svc := ci.ix.Services[k]
-		var invalid *metav1.Condition
-		if reason, msg := exportInvalid(k, svc); reason != "" {
-			invalid = &metav1.Condition{Status: metav1.ConditionFalse, Reason: reason, Message: msg}
-		}
-		if invalid == nil {
-			cons = append(cons, constituent{cluster: ci.ID, export: exp, svc: svc})
-			continue
-		}
-		if ci.Reachable {
-			// Only Valid: Ready and Conflict say nothing about an export that is not part of the
-			// service, and Plan removes stale ones.
-			invalid.Type = string(mcsv1beta1.ServiceExportConditionValid)
-			d.Clusters[ci.ID].ExportConditions[k] = pruneConditions(ci, exp, resolveConditions(exp, now, []metav1.Condition{*invalid}))
-		}
-	}
+	cons := readConstituents(now, idx, d, k)
 	if len(cons) == 0 {
 		// Nothing read exports it: Plan deletes what we wrote for it, except what stands for
 		// clusters that were not read.
@@ -73,76 +54,11 @@ func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Des
 		}
 		return
 	}
-	sortConstituents(cons)
-	m := mergeConstituents(k.Namespace, k.Name, cons)
-	d.Conflicts = append(d.Conflicts, m.conflicts...)
+	e := newExported(idx, mem, k, cons)
+	d.Conflicts = append(d.Conflicts, e.conflicts...)
+	pending, foreign := importEverywhere(idx, d, e)
 
-	exporting := make([]string, len(cons))
-	for i, c := range cons {
-		exporting[i] = c.cluster
-	}
-	sort.Strings(exporting)
-
-	derived := names.DerivedServiceName(k.Name)
-	dk := key{Namespace: k.Namespace, Name: derived}
-	var importers, pending, foreign []string
-	for _, ci := range idx {
-		if !ci.Reachable || !ci.ix.Namespaces[k.Namespace] {
-			continue
-		}
-		importers = append(importers, ci.ID)
-		cd := d.Clusters[ci.ID]
-		imp := ci.ix.Imports[k]
-		if imp != nil && !names.IsManaged(imp.Labels) {
-			cd.Skipped = append(cd.Skipped, Skip{Kind: KindServiceImport, Namespace: k.Namespace, Name: k.Name,
-				Message: "ServiceImport exists and is not managed by kubectl-mcs; not importing here"})
-			foreign = append(foreign, ci.ID)
-			continue
-		}
-		if s := ci.ix.Services[dk]; s != nil && !names.IsManaged(s.Labels) {
-			// The derived name is taken: slices labelled for it would feed someone else's Service.
-			cd.Skipped = append(cd.Skipped, Skip{Kind: KindService, Namespace: k.Namespace, Name: derived,
-				Message: "Service exists and is not managed by kubectl-mcs; not importing here"})
-			foreign = append(foreign, ci.ID)
-			continue
-		}
-		if imp == nil {
-			pending = append(pending, ci.ID)
-		}
-		buildImport(ci, cd, idx, mem, m, k, exporting, cons)
-	}
-
-	// No counts in the messages: a reachability flap must not rewrite every export's status.
-	ready := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionReady), Status: metav1.ConditionTrue,
-		Reason:  string(mcsv1beta1.ServiceExportReasonExported),
-		Message: "ServiceImport present in every reachable importing cluster."}
-	if len(failing)+len(pending)+len(foreign) > 0 {
-		parts := failureParts(failing)
-		if len(pending) > 0 {
-			parts = append(parts, "ServiceImport not yet present in "+quoteJoin(pending))
-		}
-		if len(foreign) > 0 {
-			parts = append(parts, "an object not managed by kubectl-mcs blocks the import in "+quoteJoin(foreign))
-		}
-		ready.Status = metav1.ConditionFalse
-		ready.Reason = string(mcsv1beta1.ServiceExportReasonPending)
-		if len(failing) > 0 {
-			ready.Reason = string(mcsv1beta1.ServiceExportReasonFailed)
-		}
-		ready.Message = strings.Join(parts, "; ") + "."
-	}
-	conflict := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionConflict), Status: metav1.ConditionFalse,
-		Reason: string(mcsv1beta1.ServiceExportReasonNoConflicts), Message: "No conflicts."}
-	if len(m.conflicts) > 0 {
-		reasons := make([]string, len(m.conflicts))
-		msgs := make([]string, len(m.conflicts))
-		for i, c := range m.conflicts {
-			reasons[i], msgs[i] = c.Reason, c.Message
-		}
-		conflict.Status = metav1.ConditionTrue
-		conflict.Reason = strings.Join(reasons, ",")
-		conflict.Message = strings.Join(msgs, " ")
-	}
+	ready, conflict := readyCondition(failing, pending, foreign), conflictCondition(e.conflicts)
 	for _, c := range cons {
 		cd := d.Clusters[c.cluster]
 		if cd == nil {
@@ -153,6 +69,107 @@ func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Des
 		cd.ExportConditions[k] = pruneConditions(findCluster(idx, c.cluster), c.export,
 			resolveConditions(c.export, now, []metav1.Condition{valid, ready, conflict}))
 	}
+}
+
+// readConstituents returns the valid exports of k, sorted; an invalid one gets only its Valid
+// condition (Ready and Conflict say nothing about an export that is not part of the service, and
+// Plan removes stale ones).
+func readConstituents(now metav1.Time, idx []*clusterIndex, d *Desired, k key) []constituent {
+	var cons []constituent
+	for _, ci := range idx {
+		exp := ci.exports[k]
+		if exp == nil {
+			continue
+		}
+		svc := ci.ix.Services[k]
+		reason, msg := exportInvalid(k, svc)
+		if reason == "" {
+			cons = append(cons, constituent{cluster: ci.ID, export: exp, svc: svc})
+			continue
+		}
+		if ci.Reachable {
+			invalid := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionValid), Status: metav1.ConditionFalse, Reason: reason, Message: msg}
+			d.Clusters[ci.ID].ExportConditions[k] = pruneConditions(ci, exp, resolveConditions(exp, now, []metav1.Condition{invalid}))
+		}
+	}
+	sortConstituents(cons)
+	return cons
+}
+
+// importEverywhere builds the import in every reachable cluster that has the namespace, unless an
+// object we did not create holds its name there (foreign). pending are those without the
+// ServiceImport yet.
+func importEverywhere(idx []*clusterIndex, d *Desired, e *exported) (pending, foreign []string) {
+	k := e.key
+	dk := key{Namespace: k.Namespace, Name: names.DerivedServiceName(k.Name)}
+	for _, ci := range idx {
+		if !ci.Reachable || !ci.ix.Namespaces[k.Namespace] {
+			continue
+		}
+		cd := d.Clusters[ci.ID]
+		imp := ci.ix.Imports[k]
+		if imp != nil && !names.IsManaged(imp.Labels) {
+			cd.Skipped = append(cd.Skipped, Skip{Kind: KindServiceImport, Namespace: k.Namespace, Name: k.Name,
+				Message: "ServiceImport exists and is not managed by kubectl-mcs; not importing here"})
+			foreign = append(foreign, ci.ID)
+			continue
+		}
+		if s := ci.ix.Services[dk]; s != nil && !names.IsManaged(s.Labels) {
+			// The derived name is taken: slices labelled for it would feed someone else's Service.
+			cd.Skipped = append(cd.Skipped, Skip{Kind: KindService, Namespace: k.Namespace, Name: dk.Name,
+				Message: "Service exists and is not managed by kubectl-mcs; not importing here"})
+			foreign = append(foreign, ci.ID)
+			continue
+		}
+		if imp == nil {
+			pending = append(pending, ci.ID)
+		}
+		buildImport(ci, cd, e)
+	}
+	return pending, foreign
+}
+
+// readyCondition is the exports' Ready condition. No counts in its message: a reachability flap
+// must not rewrite every export's status.
+func readyCondition(failing []WriteFailure, pending, foreign []string) metav1.Condition {
+	ready := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionReady), Status: metav1.ConditionTrue,
+		Reason:  string(mcsv1beta1.ServiceExportReasonExported),
+		Message: "ServiceImport present in every reachable importing cluster."}
+	if len(failing)+len(pending)+len(foreign) == 0 {
+		return ready
+	}
+	parts := failureParts(failing)
+	if len(pending) > 0 {
+		parts = append(parts, "ServiceImport not yet present in "+quoteJoin(pending))
+	}
+	if len(foreign) > 0 {
+		parts = append(parts, "an object not managed by kubectl-mcs blocks the import in "+quoteJoin(foreign))
+	}
+	ready.Status = metav1.ConditionFalse
+	ready.Reason = string(mcsv1beta1.ServiceExportReasonPending)
+	if len(failing) > 0 {
+		ready.Reason = string(mcsv1beta1.ServiceExportReasonFailed)
+	}
+	ready.Message = strings.Join(parts, "; ") + "."
+	return ready
+}
+
+// conflictCondition is the exports' Conflict condition: every conflict's reason and message.
+func conflictCondition(conflicts []Conflict) metav1.Condition {
+	conflict := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionConflict), Status: metav1.ConditionFalse,
+		Reason: string(mcsv1beta1.ServiceExportReasonNoConflicts), Message: "No conflicts."}
+	if len(conflicts) == 0 {
+		return conflict
+	}
+	reasons := make([]string, len(conflicts))
+	msgs := make([]string, len(conflicts))
+	for i, c := range conflicts {
+		reasons[i], msgs[i] = c.Reason, c.Message
+	}
+	conflict.Status = metav1.ConditionTrue
+	conflict.Reason = strings.Join(reasons, ",")
+	conflict.Message = strings.Join(msgs, " ")
+	return conflict
 }
 
 // failureParts name each failing object and the apiserver's answer, in the order of a plan.

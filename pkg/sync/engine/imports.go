@@ -3,6 +3,10 @@ package engine
 // What an importing cluster gets: the ServiceImport, the derived Service and the copied slices.
 
 import (
+	"maps"
+	"slices"
+	"sort"
+
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,99 +17,134 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
-// buildImport adds the ServiceImport, derived Service and EndpointSlices of one service to ci.
-func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, mem membership, m merged, k key, exporting []string, cons []constituent) {
-	derived := names.DerivedServiceName(k.Name)
-	dk := key{Namespace: k.Namespace, Name: derived}
+// exported is one service as the read clusters export it: what every importing cluster's objects
+// are built from.
+type exported struct {
+	merged
+	key       key
+	derived   string
+	cons      []constituent // oldest first
+	exporting []string      // the constituents' clusters, sorted
+	idx       []*clusterIndex
+	mem       membership
+}
 
+func newExported(idx []*clusterIndex, mem membership, k key, cons []constituent) *exported {
+	e := &exported{merged: mergeConstituents(k.Namespace, k.Name, cons), key: k, derived: names.DerivedServiceName(k.Name),
+		cons: cons, idx: idx, mem: mem}
+	for _, c := range cons {
+		e.exporting = append(e.exporting, c.cluster)
+	}
+	sort.Strings(e.exporting)
+	return e
+}
+
+// buildImport adds the ServiceImport, derived Service and EndpointSlices of one service to ci.
+func buildImport(ci *clusterIndex, cd *ClusterDesired, e *exported) {
+	observedSvc := ci.ix.Services[key{Namespace: e.key.Namespace, Name: e.derived}]
+	cd.ServiceImports = append(cd.ServiceImports, pruneTo(ci.ImportSchema, e.serviceImport(ci, observedSvc)))
+	cd.Services = append(cd.Services, e.derivedService(ci))
+	var sliceOwner []metav1.OwnerReference
+	if observedSvc != nil && observedSvc.UID != "" {
+		sliceOwner = ownerRef("v1", "Service", e.derived, observedSvc.UID)
+	}
+	e.copySlices(ci, cd, sliceOwner)
+	holdSlices(ci, cd, e.mem, e.key)
+}
+
+// serviceImport is the ServiceImport in ci; observedSvc, the derived Service ci holds (nil: none
+// yet), gives its IPs and families.
+func (e *exported) serviceImport(ci *clusterIndex, observedSvc *corev1.Service) *mcsv1beta1.ServiceImport {
 	// Exported labels and annotations first so ours win on a clash.
-	labels := map[string]string{}
-	for kk, v := range m.labels {
-		labels[kk] = v
+	labels := maps.Clone(e.labels)
+	if labels == nil {
+		labels = map[string]string{}
 	}
 	labels[names.ManagedByLabel] = names.ManagedByValue
-	annotations := map[string]string{}
-	for kk, v := range m.annotations {
-		annotations[kk] = v
+	annotations := maps.Clone(e.annotations)
+	if annotations == nil {
+		annotations = map[string]string{}
 	}
-	annotations[names.DerivedServiceAnnotation] = derived
+	annotations[names.DerivedServiceAnnotation] = e.derived
 
 	si := &mcsv1beta1.ServiceImport{
 		TypeMeta:   metav1.TypeMeta{APIVersion: mcsv1beta1.GroupVersion.String(), Kind: mcsv1beta1.ServiceImportKindName},
-		ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: k.Name, Labels: labels, Annotations: annotations},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.key.Namespace, Name: e.key.Name, Labels: labels, Annotations: annotations},
 		Spec: mcsv1beta1.ServiceImportSpec{
-			Ports:                 append([]mcsv1beta1.ServicePort{}, m.ports...),
-			Type:                  m.typ,
-			SessionAffinity:       m.affinity,
-			SessionAffinityConfig: m.affinityConfig.DeepCopy(),
-			IPFamilies:            append([]corev1.IPFamily(nil), m.ipFamilies...),
-			InternalTrafficPolicy: m.itp,
-			TrafficDistribution:   m.td,
+			Ports:                 append([]mcsv1beta1.ServicePort{}, e.ports...),
+			Type:                  e.typ,
+			SessionAffinity:       e.affinity,
+			SessionAffinityConfig: e.affinityConfig.DeepCopy(),
+			IPFamilies:            append([]corev1.IPFamily(nil), e.ipFamilies...),
+			InternalTrafficPolicy: e.itp,
+			TrafficDistribution:   e.td,
 		},
 	}
 	// Unread exporters this cluster recorded stay listed: not read is not "not exporting".
-	held := mem.heldSources(ci, k)
 	clusters := map[string]bool{}
-	for _, c := range append(append([]string{}, exporting...), held...) {
+	for _, c := range append(slices.Clone(e.exporting), e.mem.heldSources(ci, e.key)...) {
 		clusters[c] = true
 	}
 	for _, c := range sortedKeys(clusters) {
 		si.Status.Clusters = append(si.Status.Clusters, mcsv1beta1.ClusterStatus{Cluster: c})
 	}
-	observedSvc := ci.ix.Services[dk]
 	if observedSvc != nil {
 		// The families this cluster serves the import in, one IP each (KEP: ips match ipFamilies).
-		if fams := sharedFamilies(observedSvc.Spec.IPFamilies, m.ipFamilies); len(fams) > 0 {
+		if fams := sharedFamilies(observedSvc.Spec.IPFamilies, e.ipFamilies); len(fams) > 0 {
 			si.Spec.IPFamilies = fams
 		}
-		if m.typ == mcsv1beta1.ClusterSetIP {
+		if e.typ == mcsv1beta1.ClusterSetIP {
 			si.Spec.IPs = clusterIPs(observedSvc)
 		}
 	}
-	cd.ServiceImports = append(cd.ServiceImports, pruneTo(ci.ImportSchema, si))
+	return si
+}
 
+// derivedService is the Service in ci that the copied slices feed.
+func (e *exported) derivedService(ci *clusterIndex) *corev1.Service {
 	svc := &corev1.Service{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Service"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: k.Namespace, Name: derived,
-			Labels: managedLabels(map[string]string{mcsv1beta1.LabelServiceName: k.Name})},
+		ObjectMeta: metav1.ObjectMeta{Namespace: e.key.Namespace, Name: e.derived,
+			Labels: managedLabels(map[string]string{mcsv1beta1.LabelServiceName: e.key.Name})},
 		Spec: corev1.ServiceSpec{
 			Type:                  corev1.ServiceTypeClusterIP,
-			SessionAffinity:       m.affinity,
-			SessionAffinityConfig: m.affinityConfig.DeepCopy(),
-			InternalTrafficPolicy: m.itp,
-			TrafficDistribution:   m.td,
+			SessionAffinity:       e.affinity,
+			SessionAffinityConfig: e.affinityConfig.DeepCopy(),
+			InternalTrafficPolicy: e.itp,
+			TrafficDistribution:   e.td,
 		},
 	}
-	if len(m.ipFamilies) > 0 {
+	if len(e.ipFamilies) > 0 {
 		// The exporters' primary family; a dual-stack export asks for the second family too,
 		// which the apiserver adds where the cluster has it.
 		policy := corev1.IPFamilyPolicySingleStack
-		if len(m.ipFamilies) > 1 {
+		if len(e.ipFamilies) > 1 {
 			policy = corev1.IPFamilyPolicyPreferDualStack
 		}
 		svc.Spec.IPFamilyPolicy = &policy
-		svc.Spec.IPFamilies = []corev1.IPFamily{m.ipFamilies[0]}
+		svc.Spec.IPFamilies = []corev1.IPFamily{e.ipFamilies[0]}
 	}
-	if m.typ == mcsv1beta1.Headless {
+	if e.typ == mcsv1beta1.Headless {
 		svc.Spec.ClusterIP = corev1.ClusterIPNone
 	}
-	for _, p := range m.ports {
+	for _, p := range e.ports {
 		svc.Spec.Ports = append(svc.Spec.Ports, corev1.ServicePort{Name: p.Name, Protocol: p.Protocol,
 			AppProtocol: p.AppProtocol, Port: p.Port, TargetPort: intstr.FromInt32(p.Port)})
 	}
 	// Owner references need the owner's UID, known only once it was observed; a later pass adds them.
-	if imp := ci.ix.Imports[k]; imp != nil && imp.UID != "" {
-		svc.OwnerReferences = ownerRef(mcsv1beta1.GroupVersion.String(), mcsv1beta1.ServiceImportKindName, k.Name, imp.UID)
+	if imp := ci.ix.Imports[e.key]; imp != nil && imp.UID != "" {
+		svc.OwnerReferences = ownerRef(mcsv1beta1.GroupVersion.String(), mcsv1beta1.ServiceImportKindName, e.key.Name, imp.UID)
 	}
-	cd.Services = append(cd.Services, svc)
+	return svc
+}
 
-	var sliceOwner []metav1.OwnerReference
-	if observedSvc != nil && observedSvc.UID != "" {
-		sliceOwner = ownerRef("v1", "Service", derived, observedSvc.UID)
-	}
-	for _, c := range cons {
-		src := findCluster(idx, c.cluster)
-		served := servedPorts(c, m.union)
+// copySlices adds to cd a copy of every constituent's source slices, except where a slice we did
+// not create holds the copy's name.
+func (e *exported) copySlices(ci *clusterIndex, cd *ClusterDesired, owner []metav1.OwnerReference) {
+	k := e.key
+	for _, c := range e.cons {
+		src := findCluster(e.idx, c.cluster)
+		served := servedPorts(c, e.union)
 		for _, s := range src.ix.Sources[k] {
 			name := names.EndpointSliceName(k.Name, c.cluster, s.Name)
 			if o := ci.ix.Slices[key{Namespace: k.Namespace, Name: name}]; o != nil && !names.IsManaged(o.Labels) {
@@ -113,12 +152,11 @@ func buildImport(ci *clusterIndex, cd *ClusterDesired, idx []*clusterIndex, mem 
 					Message: "EndpointSlice exists and is not managed by kubectl-mcs"})
 				continue
 			}
-			if cp := copySlice(s, name, k, c.cluster, derived, sliceOwner, served); cp != nil {
+			if cp := copySlice(s, name, k, c.cluster, e.derived, owner, served); cp != nil {
 				cd.EndpointSlices = append(cd.EndpointSlices, cp)
 			}
 		}
 	}
-	holdSlices(ci, cd, mem, k)
 }
 
 func sharedFamilies(have, want []corev1.IPFamily) []corev1.IPFamily {

@@ -73,117 +73,145 @@ func ObjectLess(a, b Action) bool {
 	return a.Name < b.Name
 }
 
-func planCluster(obs Observed, ci *clusterIndex, cd *ClusterDesired, fm string) []Action {
-	var out []Action
-	add := func(kind, verb string, m metav1.ObjectMeta, obj runtime.Object) {
-		a := Action{Cluster: ci.ID, Kind: kind, Namespace: m.Namespace, Name: m.Name, Verb: verb}
-		if obj != nil {
-			a.Object = obj.DeepCopyObject()
-		}
-		out = append(out, a)
-	}
+// clusterPlan is the plan of one reachable cluster: the writes that take what ci holds to cd.
+type clusterPlan struct {
+	obs Observed
+	ci  *clusterIndex
+	cd  *ClusterDesired
+	fm  string // our field manager: only its managed fields are compared
+	out []Action
+}
 
-	wantImp := map[key]bool{}
-	for _, d := range cd.ServiceImports {
+func planCluster(obs Observed, ci *clusterIndex, cd *ClusterDesired, fm string) []Action {
+	p := &clusterPlan{obs: obs, ci: ci, cd: cd, fm: fm}
+	wantImp, wantSvc, wantSlice := p.imports(), p.services(), p.slices()
+	p.exportStatuses()
+	p.stale(wantImp, wantSvc, wantSlice)
+	return p.out
+}
+
+func (p *clusterPlan) add(kind, verb string, m metav1.ObjectMeta, obj runtime.Object) {
+	a := Action{Cluster: p.ci.ID, Kind: kind, Namespace: m.Namespace, Name: m.Name, Verb: verb}
+	if obj != nil {
+		a.Object = obj.DeepCopyObject()
+	}
+	p.out = append(p.out, a)
+}
+
+// imports plans the desired ServiceImports, spec and status apart; it returns their keys.
+func (p *clusterPlan) imports() map[key]bool {
+	want := map[key]bool{}
+	for _, d := range p.cd.ServiceImports {
 		k := key{Namespace: d.Namespace, Name: d.Name}
-		wantImp[k] = true
-		o := ci.ix.Imports[k]
+		want[k] = true
+		o := p.ci.ix.Imports[k]
 		switch {
 		case o == nil:
-			add(KindServiceImport, VerbCreate, d.ObjectMeta, d)
+			p.add(KindServiceImport, VerbCreate, d.ObjectMeta, d)
 			if len(d.Status.Clusters) > 0 {
-				add(KindServiceImport, VerbStatus, d.ObjectMeta, d)
+				p.add(KindServiceImport, VerbStatus, d.ObjectMeta, d)
 			}
 		case !names.IsManaged(o.Labels):
 		default:
-			if !metaMatches(o.ObjectMeta, d.ObjectMeta, fm) || !importSpecEqual(o.Spec, d.Spec) {
-				add(KindServiceImport, VerbUpdate, d.ObjectMeta, d)
+			if !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !importSpecEqual(o.Spec, d.Spec) {
+				p.add(KindServiceImport, VerbUpdate, d.ObjectMeta, d)
 			}
 			if !clustersEqual(o.Status.Clusters, d.Status.Clusters) {
-				add(KindServiceImport, VerbStatus, d.ObjectMeta, d)
+				p.add(KindServiceImport, VerbStatus, d.ObjectMeta, d)
 			}
 		}
 	}
+	return want
+}
 
-	wantSvc := map[key]bool{}
-	for _, d := range cd.Services {
+// services plans the desired derived Services; it returns their keys.
+func (p *clusterPlan) services() map[key]bool {
+	want := map[key]bool{}
+	for _, d := range p.cd.Services {
 		k := key{Namespace: d.Namespace, Name: d.Name}
-		wantSvc[k] = true
-		o := ci.ix.Services[k]
+		want[k] = true
+		o := p.ci.ix.Services[k]
 		switch {
 		case o == nil:
-			add(KindService, VerbCreate, d.ObjectMeta, d)
+			p.add(KindService, VerbCreate, d.ObjectMeta, d)
 		case !names.IsManaged(o.Labels):
 		case (o.Spec.ClusterIP == corev1.ClusterIPNone) != (d.Spec.ClusterIP == corev1.ClusterIPNone) ||
 			(len(d.Spec.IPFamilies) > 0 && len(o.Spec.IPFamilies) > 0 && o.Spec.IPFamilies[0] != d.Spec.IPFamilies[0]):
 			// clusterIP and the primary IP family are immutable: a change needs a new Service.
-			add(KindService, VerbDelete, d.ObjectMeta, nil)
-			add(KindService, VerbCreate, d.ObjectMeta, d)
-		case !metaMatches(o.ObjectMeta, d.ObjectMeta, fm) || !serviceSpecEqual(o.Spec, d.Spec):
-			add(KindService, VerbUpdate, d.ObjectMeta, d)
+			p.add(KindService, VerbDelete, d.ObjectMeta, nil)
+			p.add(KindService, VerbCreate, d.ObjectMeta, d)
+		case !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !serviceSpecEqual(o.Spec, d.Spec):
+			p.add(KindService, VerbUpdate, d.ObjectMeta, d)
 		}
 	}
+	return want
+}
 
-	wantSlice := map[key]bool{}
-	for _, d := range cd.EndpointSlices {
+// slices plans the desired EndpointSlice copies; it returns their keys.
+func (p *clusterPlan) slices() map[key]bool {
+	want := map[key]bool{}
+	for _, d := range p.cd.EndpointSlices {
 		k := key{Namespace: d.Namespace, Name: d.Name}
-		wantSlice[k] = true
-		o := ci.ix.Slices[k]
+		want[k] = true
+		o := p.ci.ix.Slices[k]
 		switch {
 		case o == nil:
-			add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
+			p.add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
 		case !names.IsManaged(o.Labels):
 		case o.AddressType != d.AddressType: // immutable
-			add(KindEndpointSlice, VerbDelete, d.ObjectMeta, nil)
-			add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
-		case !metaMatches(o.ObjectMeta, d.ObjectMeta, fm) || !endpointsEqual(o.Endpoints, d.Endpoints) || !slicePortsEqual(o.Ports, d.Ports):
-			add(KindEndpointSlice, VerbUpdate, d.ObjectMeta, d)
+			p.add(KindEndpointSlice, VerbDelete, d.ObjectMeta, nil)
+			p.add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
+		case !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !endpointsEqual(o.Endpoints, d.Endpoints) || !slicePortsEqual(o.Ports, d.Ports):
+			p.add(KindEndpointSlice, VerbUpdate, d.ObjectMeta, d)
 		}
 	}
+	return want
+}
 
-	for k, conds := range cd.ExportConditions {
-		o := ci.exports[k]
+// exportStatuses plans the export status writes whose owned conditions change.
+func (p *clusterPlan) exportStatuses() {
+	for k, conds := range p.cd.ExportConditions {
+		o := p.ci.exports[k]
 		if o == nil {
 			continue
 		}
 		if merged, changed := mergeConditions(o.Status.Conditions, conds); changed {
 			e := o.DeepCopy()
 			e.Status.Conditions = merged
-			add(KindServiceExportStatus, VerbStatus, e.ObjectMeta, e)
+			p.add(KindServiceExportStatus, VerbStatus, e.ObjectMeta, e)
 		}
 	}
+}
 
+// stale deletes what sync wrote and no longer wants. Besides the managed-by label each kind must
+// carry the mark sync gives it, so that objects other kubectl-mcs commands created are never
+// collected here, and the mark must name a service this observation decides. Held objects stay.
+func (p *clusterPlan) stale(wantImp, wantSvc, wantSlice map[key]bool) {
 	held := map[string]bool{}
-	for _, h := range cd.Held {
+	for _, h := range p.cd.Held {
 		held[h.Kind+"/"+h.Namespace+"/"+h.Name] = true
 	}
-	stale := func(kind string, o metav1.ObjectMeta, service string, wanted map[key]bool) bool {
-		return service != "" && names.IsManaged(o.Labels) && !wanted[key{Namespace: o.Namespace, Name: o.Name}] &&
-			!held[kind+"/"+o.Namespace+"/"+o.Name] && inScope(obs, key{Namespace: o.Namespace, Name: service})
+	collect := func(kind string, o metav1.ObjectMeta, service string, wanted map[key]bool) {
+		if service != "" && names.IsManaged(o.Labels) && !wanted[key{Namespace: o.Namespace, Name: o.Name}] &&
+			!held[kind+"/"+o.Namespace+"/"+o.Name] && inScope(p.obs, key{Namespace: o.Namespace, Name: service}) {
+			p.add(kind, VerbDelete, o, nil)
+		}
 	}
-	// Stale objects: besides the managed-by label each kind must carry the mark sync gives it, so
-	// that objects other kubectl-mcs commands created are never collected here, and the mark must
-	// name a service this observation decides.
-	for _, o := range ci.ServiceImports {
+	for _, o := range p.ci.ServiceImports {
 		svc := ""
 		if o.Annotations[names.DerivedServiceAnnotation] != "" {
 			svc = o.Name
 		}
-		if stale(KindServiceImport, o.ObjectMeta, svc, wantImp) {
-			add(KindServiceImport, VerbDelete, o.ObjectMeta, nil)
+		collect(KindServiceImport, o.ObjectMeta, svc, wantImp)
+	}
+	for _, o := range p.ci.Services {
+		collect(KindService, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSvc)
+	}
+	for _, o := range p.ci.EndpointSlices {
+		if o.Labels[mcsv1beta1.LabelSourceCluster] != "" {
+			collect(KindEndpointSlice, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSlice)
 		}
 	}
-	for _, o := range ci.Services {
-		if stale(KindService, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSvc) {
-			add(KindService, VerbDelete, o.ObjectMeta, nil)
-		}
-	}
-	for _, o := range ci.EndpointSlices {
-		if o.Labels[mcsv1beta1.LabelSourceCluster] != "" && stale(KindEndpointSlice, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSlice) {
-			add(KindEndpointSlice, VerbDelete, o.ObjectMeta, nil)
-		}
-	}
-	return out
 }
 
 // changed is false when every owned condition already says the same thing.
