@@ -39,7 +39,7 @@ var replayKinds = []struct {
 	{"ServiceImport", mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports)},
 	{"Service", schema.GroupVersionResource{Version: "v1", Resource: "services"}},
 	{"EndpointSlice", schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"}},
-	{"ServiceExportStatus", mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)},
+	{"ServiceExport", mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)},
 }
 
 // replayVerbs in the order they are replayed: each needs the objects the ones before made.
@@ -122,7 +122,7 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 			}
 			p.templates[k.kind] = t
 			// Exports are the user's: sync only writes their status. Made here, untimed.
-			if k.kind == "ServiceExportStatus" {
+			if k.kind == "ServiceExport" {
 				if err := parallel(max(b.workers, 1), p.n[k.kind]["status"], func(i int) error {
 					_, err := m.sameDyn.Resource(k.gvr).Namespace(replayNS).Create(ctx, replayObject(t, k.kind, i), metav1.CreateOptions{})
 					return err

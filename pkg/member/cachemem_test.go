@@ -18,6 +18,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // The clusterset of `make bench-scale`, as one member's informers receive it: every service
@@ -146,18 +147,18 @@ func benchObjects(c int, clusters []string, services, perSlice int) (objs map[st
 				ips = append(ips, ip(e, i*perSlice/2, k))
 			}
 			if e == c {
-				add(KindService, benchService(name, false))
-				add(KindEndpointSlice, benchSlice(name, "", ips, ""))
-				add(KindServiceExport, benchMCS(mcsv1beta1.ServiceExportKindName, name, nil))
+				add(snapshot.KindService, benchService(name, false))
+				add(snapshot.KindEndpointSlice, benchSlice(name, "", ips, ""))
+				add(snapshot.KindServiceExport, benchMCS(mcsv1beta1.ServiceExportKindName, name, nil))
 				endpoints += perSlice
 			}
-			add(KindEndpointSlice, benchSlice(name+"-src", clusters[e], ips, name))
+			add(snapshot.KindEndpointSlice, benchSlice(name+"-src", clusters[e], ips, name))
 			endpoints += perSlice
 		}
-		add(KindService, benchService(name, true))
-		add(KindServiceImport, benchMCS(mcsv1beta1.ServiceImportKindName, name, clusters[:2]))
+		add(snapshot.KindService, benchService(name, true))
+		add(snapshot.KindServiceImport, benchMCS(mcsv1beta1.ServiceImportKindName, name, clusters[:2]))
 	}
-	add(KindNamespace, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNS, UID: uuid.NewUUID()}})
+	add(snapshot.KindNamespace, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: benchNS, UID: uuid.NewUUID()}})
 	return objs, endpoints
 }
 
@@ -207,7 +208,7 @@ func fillCaches(t testing.TB, c int, clusters []string, services, perSlice int) 
 	var stores []cache.Indexer
 	for kind, l := range objs {
 		idx := cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc}
-		if kind == KindEndpointSlice {
+		if kind == snapshot.KindEndpointSlice {
 			idx[sliceIndex] = sliceKeys
 		}
 		store := cache.NewIndexer(cache.MetaNamespaceKeyFunc, idx)

@@ -9,6 +9,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // The running sums follow adds, updates and deletes (a tombstone's included) to zero.
@@ -32,7 +33,7 @@ func TestCachedSums(t *testing.T) {
 	}
 	a, b := mk("a", "10.0.0.1"), mk("b", "10.0.0.2")
 	a2 := mk("a", "10.0.0.1", "10.0.0.3")
-	h := m.handler(KindEndpointSlice)
+	h := m.handler(snapshot.KindEndpointSlice)
 	h.OnAdd(a, false)
 	h.OnAdd(b, false)
 	h.OnUpdate(a, a2)
@@ -47,7 +48,7 @@ func TestCachedSums(t *testing.T) {
 
 	// The mcs-api kinds have no protobuf: their JSON size.
 	e := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web"}}
-	m.handler(KindServiceExport).OnAdd(e, false)
+	m.handler(snapshot.KindServiceExport).OnAdd(e, false)
 	if s := got["member1/ServiceExport"]; s == nil || s.objects != 1 || s.bytes < len(`{"metadata":{"name":"web","namespace":"ns"}`) {
 		t.Errorf("an export: %+v", s)
 	}

@@ -31,19 +31,10 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
-// Kinds of the objects a Member watches, as Handlers get them.
-const (
-	KindService       = "Service"
-	KindEndpointSlice = "EndpointSlice"
-	KindServiceExport = "ServiceExport"
-	KindServiceImport = "ServiceImport"
-	// KindNamespace is never passed to Handlers.Object: namespaces go to Handlers.Namespace.
-	KindNamespace = "Namespace"
-)
-
 // Handlers are what a Member calls. Any may be nil.
 type Handlers struct {
-	// Object: an object changed in m; service is the service it concerns (ServiceOf).
+	// Object: an object changed in m; kind is a snapshot.Kind* other than KindNamespace, and
+	// service is the service it concerns (ServiceOf).
 	Object func(m *Member, kind string, service types.NamespacedName, obj any, deleted bool)
 	// Namespace: a namespace appeared, changed or went.
 	Namespace func(name string)
@@ -66,7 +57,7 @@ type Config struct {
 	// dropped (trim).
 	FieldManager string
 	// Cached, if set, is told what each event adds to a member's caches (negative: removes), by
-	// kind (KindNamespace included): objects and their estimated bytes (cachedSize).
+	// kind (snapshot.KindNamespace included): objects and their estimated bytes (cachedSize).
 	Cached func(cluster, kind string, objects, bytes int)
 }
 
@@ -231,16 +222,16 @@ func (m *Member) start(ctx context.Context) error {
 	// Decoded once as they arrive rather than on every read, and trimmed.
 	tf := transforms(m.cfg.FieldManager)
 	if err := errors.Join(sliceInf.Informer().AddIndexers(cache.Indexers{sliceIndex: sliceKeys}),
-		svcInf.Informer().SetTransform(tf[KindService]), sliceInf.Informer().SetTransform(tf[KindEndpointSlice]),
-		nsInf.Informer().SetTransform(tf[KindNamespace]),
-		seInf.Informer().SetTransform(tf[KindServiceExport]), siInf.Informer().SetTransform(tf[KindServiceImport])); err != nil {
+		svcInf.Informer().SetTransform(tf[snapshot.KindService]), sliceInf.Informer().SetTransform(tf[snapshot.KindEndpointSlice]),
+		nsInf.Informer().SetTransform(tf[snapshot.KindNamespace]),
+		seInf.Informer().SetTransform(tf[snapshot.KindServiceExport]), siInf.Informer().SetTransform(tf[snapshot.KindServiceImport])); err != nil {
 		return err
 	}
 	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
 	m.exports, m.imports = seInf.Informer().GetIndexer(), siInf.Informer().GetIndexer()
 	m.hasSynced = nil
-	for kind, inf := range map[string]cache.SharedIndexInformer{KindService: svcInf.Informer(), KindEndpointSlice: sliceInf.Informer(),
-		KindNamespace: nsInf.Informer(), KindServiceExport: seInf.Informer(), KindServiceImport: siInf.Informer()} {
+	for kind, inf := range map[string]cache.SharedIndexInformer{snapshot.KindService: svcInf.Informer(), snapshot.KindEndpointSlice: sliceInf.Informer(),
+		snapshot.KindNamespace: nsInf.Informer(), snapshot.KindServiceExport: seInf.Informer(), snapshot.KindServiceImport: siInf.Informer()} {
 		// Watch errors of an unreachable member are what the probe reports; a refusal is not.
 		_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 			if apierrors.IsForbidden(err) {
@@ -282,7 +273,7 @@ func (m *Member) handler(kind string) cache.ResourceEventHandler {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
-		if kind == KindNamespace {
+		if kind == snapshot.KindNamespace {
 			if n, ok := obj.(*corev1.Namespace); ok && h.Namespace != nil {
 				h.Namespace(n.Name)
 			}

@@ -11,6 +11,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // lastApplied is kubectl's client-side apply record: a whole copy of the object, read by nobody
@@ -118,9 +119,9 @@ func trim(keep string) func(any) (any, error) {
 func transforms(fieldManager string) map[string]cache.TransformFunc {
 	slim := trim(fieldManager)
 	return map[string]cache.TransformFunc{
-		KindService: slim, KindEndpointSlice: slim, KindNamespace: slim,
-		KindServiceExport: then(decode.Transform[mcsv1beta1.ServiceExport], slim),
-		KindServiceImport: then(decode.Transform[mcsv1beta1.ServiceImport], slim),
+		snapshot.KindService: slim, snapshot.KindEndpointSlice: slim, snapshot.KindNamespace: slim,
+		snapshot.KindServiceExport: then(decode.Transform[mcsv1beta1.ServiceExport], slim),
+		snapshot.KindServiceImport: then(decode.Transform[mcsv1beta1.ServiceImport], slim),
 	}
 }
 

@@ -17,6 +17,16 @@ import (
 // Key names a service (and every object named after it) in a namespace.
 type Key = types.NamespacedName
 
+// The kinds of the objects MCS reads and writes: what the member layer's handlers are told, what
+// sync's plans and reports name (an export's status write is a ServiceExport with the verb status).
+const (
+	KindService       = "Service"
+	KindEndpointSlice = "EndpointSlice"
+	KindServiceExport = "ServiceExport"
+	KindServiceImport = "ServiceImport"
+	KindNamespace     = "Namespace"
+)
+
 // Objects are one member's objects of the kinds MCS reads, in the namespace read (or all).
 type Objects struct {
 	// Namespaces are the namespaces that exist there (for sync: that can hold imports).

@@ -105,7 +105,7 @@ func summarize(cs []ChangeRow, conflicts int) Summary {
 }
 
 // Line is the summary in one line: "3 created (ServiceImport 1, Service 1, EndpointSlice 1),
-// 1 updated (ServiceExportStatus 1), 0 deleted; 0 conflicts."
+// 1 updated (ServiceExport 1), 0 deleted; 0 conflicts."
 func (s Summary) Line() string {
 	part := func(what string, m map[string]int) string {
 		n := 0

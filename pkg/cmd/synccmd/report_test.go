@@ -57,7 +57,7 @@ func TestReportOneRowPerObject(t *testing.T) {
 		changes = append(changes, ChangeRow{Cluster: c, Kind: "Service", Object: "demo/derived-serve", Action: "create"},
 			ChangeRow{Cluster: c, Kind: "EndpointSlice", Object: "demo/derived-serve-member1-abc", Action: "create"})
 	}
-	changes = append(changes, ChangeRow{Cluster: "member1", Kind: "ServiceExportStatus", Object: "demo/serve", Action: "status"},
+	changes = append(changes, ChangeRow{Cluster: "member1", Kind: "ServiceExport", Object: "demo/serve", Action: "status"},
 		ChangeRow{Cluster: "member2", Kind: "EndpointSlice", Object: "demo/derived-serve-member3-def", Action: "delete"},
 		ChangeRow{Cluster: "member2", Kind: "Service", Object: "demo/derived-web", Action: "delete"},
 		ChangeRow{Cluster: "member2", Kind: "Service", Object: "demo/derived-web", Action: "create"})
@@ -83,14 +83,14 @@ func TestReportOneRowPerObject(t *testing.T) {
 		"member2 ServiceImport demo/serve create,status,update",
 		"member2 Service demo/derived-serve create",
 		"member2 EndpointSlice demo/derived-serve-member1-abc create",
-		"member1 ServiceExportStatus demo/serve status",
+		"member1 ServiceExport demo/serve status",
 		"member2 EndpointSlice demo/derived-serve-member3-def delete",
 		"member2 Service demo/derived-web delete,create",
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
-	summary := "6 created (ServiceImport 2, Service 2, EndpointSlice 2), 2 updated (Service 1, ServiceExportStatus 1), 1 deleted (EndpointSlice 1); 0 conflicts."
+	summary := "6 created (ServiceImport 2, Service 2, EndpointSlice 2), 2 updated (Service 1, ServiceExport 1), 1 deleted (EndpointSlice 1); 0 conflicts."
 	if last := lines[len(lines)-1]; last != summary {
 		t.Errorf("last line %q, want %q", last, summary)
 	}

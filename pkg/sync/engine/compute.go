@@ -11,6 +11,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // Compute merges the observed clusters into the desired state. It is deterministic: the order of
@@ -109,14 +110,14 @@ func importEverywhere(idx []*clusterIndex, d *Desired, e *exported) (pending, fo
 		cd := d.Clusters[ci.ID]
 		imp := ci.ix.Imports[k]
 		if imp != nil && !names.IsManaged(imp.Labels) {
-			cd.Skipped = append(cd.Skipped, Skip{Kind: KindServiceImport, Namespace: k.Namespace, Name: k.Name,
+			cd.Skipped = append(cd.Skipped, Skip{Kind: snapshot.KindServiceImport, Namespace: k.Namespace, Name: k.Name,
 				Message: "ServiceImport exists and is not managed by kubectl-mcs; not importing here"})
 			foreign = append(foreign, ci.ID)
 			continue
 		}
 		if s := ci.ix.Services[dk]; s != nil && !names.IsManaged(s.Labels) {
 			// The derived name is taken: slices labelled for it would feed someone else's Service.
-			cd.Skipped = append(cd.Skipped, Skip{Kind: KindService, Namespace: k.Namespace, Name: dk.Name,
+			cd.Skipped = append(cd.Skipped, Skip{Kind: snapshot.KindService, Namespace: k.Namespace, Name: dk.Name,
 				Message: "Service exists and is not managed by kubectl-mcs; not importing here"})
 			foreign = append(foreign, ci.ID)
 			continue
@@ -203,7 +204,7 @@ func holdOnly(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
 	}
 	dk := key{Namespace: k.Namespace, Name: names.DerivedServiceName(k.Name)}
 	if s := ci.ix.Services[dk]; s != nil && names.IsManaged(s.Labels) {
-		cd.Held = append(cd.Held, Held{Kind: KindService, Namespace: dk.Namespace, Name: dk.Name, Source: held[0], Outside: mem.outside(held[0])})
+		cd.Held = append(cd.Held, Held{Kind: snapshot.KindService, Namespace: dk.Namespace, Name: dk.Name, Source: held[0], Outside: mem.outside(held[0])})
 	}
 	holdSlices(ci, cd, mem, k)
 }
@@ -212,7 +213,7 @@ func holdOnly(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
 func holdSlices(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
 	for _, s := range ci.copies[k] {
 		if src := s.Labels[mcsv1beta1.LabelSourceCluster]; mem.unread(src) {
-			cd.Held = append(cd.Held, Held{Kind: KindEndpointSlice, Namespace: s.Namespace, Name: s.Name, Source: src, Outside: mem.outside(src)})
+			cd.Held = append(cd.Held, Held{Kind: snapshot.KindEndpointSlice, Namespace: s.Namespace, Name: s.Name, Source: src, Outside: mem.outside(src)})
 		}
 	}
 }

@@ -469,7 +469,7 @@ func TestOwnershipSkips(t *testing.T) {
 		member("m3", userSvc),
 	}}
 	d := Compute(obs)
-	for id, kind := range map[string]string{"m2": KindServiceImport, "m3": KindService} {
+	for id, kind := range map[string]string{"m2": snapshot.KindServiceImport, "m3": snapshot.KindService} {
 		cd := d.Clusters[id]
 		if len(cd.ServiceImports)+len(cd.Services)+len(cd.EndpointSlices) != 0 {
 			t.Errorf("%s: objects desired despite a foreign %s", id, kind)

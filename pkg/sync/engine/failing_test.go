@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // A write that keeps failing is told on every constituent export, in Ready (Failed), naming the
@@ -22,8 +24,8 @@ func TestFailingWriteIsToldOnTheExports(t *testing.T) {
 	before := Compute(obs)
 	refused := `Service "derived-cart" is invalid: spec.ports[0].name: Required value`
 	obs.Failing = []WriteFailure{
-		{Service: nn("shop", "cart"), Cluster: "member2", Kind: KindService, Namespace: "shop", Name: "derived-cart", Message: refused},
-		{Service: nn("shop", "other"), Cluster: "member2", Kind: KindService, Namespace: "shop", Name: "derived-other", Message: "not this one"},
+		{Service: nn("shop", "cart"), Cluster: "member2", Kind: snapshot.KindService, Namespace: "shop", Name: "derived-cart", Message: refused},
+		{Service: nn("shop", "other"), Cluster: "member2", Kind: snapshot.KindService, Namespace: "shop", Name: "derived-other", Message: "not this one"},
 	}
 	d := Compute(obs)
 	want := `Service shop/derived-cart in "member2" cannot be written: ` + refused + "."

@@ -301,14 +301,14 @@ func checkUnreadKept(t *testing.T, full Observed) {
 	for _, a := range Plan(obs, Compute(obs)) {
 		c := byID[a.Cluster]
 		switch a.Kind {
-		case KindEndpointSlice:
+		case snapshot.KindEndpointSlice:
 			for _, o := range c.EndpointSlices {
 				if o.Name == a.Name && o.Namespace == a.Namespace && a.Verb == VerbDelete &&
 					names.IsManaged(o.Labels) && o.Labels[mcsv1beta1.LabelSourceCluster] == gone {
 					t.Fatalf("%s unread: its slice deleted: %+v", gone, a)
 				}
 			}
-		case KindServiceImport:
+		case snapshot.KindServiceImport:
 			for _, o := range c.ServiceImports {
 				if o.Name != a.Name || o.Namespace != a.Namespace || !names.IsManaged(o.Labels) {
 					continue
@@ -351,25 +351,25 @@ func checkPlanSafety(t *testing.T, obs Observed, acts []Action) {
 		var labels map[string]string
 		found := false
 		switch a.Kind {
-		case KindServiceImport:
+		case snapshot.KindServiceImport:
 			for _, o := range c.ServiceImports {
 				if o.Namespace == a.Namespace && o.Name == a.Name {
 					labels, found = o.Labels, true
 				}
 			}
-		case KindService:
+		case snapshot.KindService:
 			for _, o := range c.Services {
 				if o.Namespace == a.Namespace && o.Name == a.Name {
 					labels, found = o.Labels, true
 				}
 			}
-		case KindEndpointSlice:
+		case snapshot.KindEndpointSlice:
 			for _, o := range c.EndpointSlices {
 				if o.Namespace == a.Namespace && o.Name == a.Name {
 					labels, found = o.Labels, true
 				}
 			}
-		case KindServiceExportStatus:
+		case snapshot.KindServiceExport:
 			continue
 		}
 		if a.Verb == VerbCreate && found && !(i > 0 && acts[i-1].Verb == VerbDelete && acts[i-1].Name == a.Name && acts[i-1].Kind == a.Kind) {

@@ -116,7 +116,7 @@ func apply(obs *Observed, acts []Action) {
 		}
 		uid := types.UID("uid-" + names.Hash(a.Cluster+a.Kind+a.Namespace+a.Name))
 		switch a.Kind {
-		case KindServiceImport:
+		case snapshot.KindServiceImport:
 			i := indexOf(c.ServiceImports, a.Namespace, a.Name)
 			switch a.Verb {
 			case VerbDelete:
@@ -133,7 +133,7 @@ func apply(obs *Observed, acts []Action) {
 				c.ServiceImports[i] = c.ServiceImports[i].DeepCopy()
 				c.ServiceImports[i].Status = a.Object.(*mcsv1beta1.ServiceImport).Status
 			}
-		case KindService:
+		case snapshot.KindService:
 			i := indexOf(c.Services, a.Namespace, a.Name)
 			switch a.Verb {
 			case VerbDelete:
@@ -149,7 +149,7 @@ func apply(obs *Observed, acts []Action) {
 				defaultService(o)
 				c.Services[i] = o
 			}
-		case KindEndpointSlice:
+		case snapshot.KindEndpointSlice:
 			i := indexOf(c.EndpointSlices, a.Namespace, a.Name)
 			switch a.Verb {
 			case VerbDelete:
@@ -168,7 +168,7 @@ func apply(obs *Observed, acts []Action) {
 					c.EndpointSlices[i] = o
 				}
 			}
-		case KindServiceExportStatus:
+		case snapshot.KindServiceExport:
 			i := indexOf(c.ServiceExports, a.Namespace, a.Name)
 			c.ServiceExports[i] = c.ServiceExports[i].DeepCopy()
 			c.ServiceExports[i].Status = a.Object.(*mcsv1beta1.ServiceExport).Status

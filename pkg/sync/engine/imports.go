@@ -15,6 +15,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // exported is one service as the read clusters export it: what every importing cluster's objects
@@ -148,7 +149,7 @@ func (e *exported) copySlices(ci *clusterIndex, cd *ClusterDesired, owner []meta
 		for _, s := range src.ix.Sources[k] {
 			name := names.EndpointSliceName(k.Name, c.cluster, s.Name)
 			if o := ci.ix.Slices[key{Namespace: k.Namespace, Name: name}]; o != nil && !names.IsManaged(o.Labels) {
-				cd.Skipped = append(cd.Skipped, Skip{Kind: KindEndpointSlice, Namespace: k.Namespace, Name: name,
+				cd.Skipped = append(cd.Skipped, Skip{Kind: snapshot.KindEndpointSlice, Namespace: k.Namespace, Name: name,
 					Message: "EndpointSlice exists and is not managed by kubectl-mcs"})
 				continue
 			}

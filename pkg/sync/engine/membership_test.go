@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/crdschema"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 func without(obs Observed, id string) Observed {
@@ -62,7 +63,7 @@ func TestUnreadMemberRecordsStand(t *testing.T) {
 		t.Errorf("deletes %q, want %q", got, want)
 	}
 	for _, a := range acts {
-		if a.Kind == KindServiceImport && a.Verb == VerbStatus {
+		if a.Kind == snapshot.KindServiceImport && a.Verb == VerbStatus {
 			if got := a.Object.(*mcsv1beta1.ServiceImport).Status.Clusters; len(got) != 1 || got[0].Cluster != "m2" {
 				t.Errorf("%s: import clusters %v, want [m2]", a.Cluster, got)
 			}
@@ -128,7 +129,7 @@ func TestScopeNeverTouchesAnotherService(t *testing.T) {
 	scoped := cloneObs(obs)
 	scoped.Services = []types.NamespacedName{nn("demo", "derived-web")}
 	for _, a := range Plan(scoped, Compute(scoped)) {
-		if a.Kind != KindServiceExportStatus {
+		if a.Kind != snapshot.KindServiceExport {
 			t.Errorf("sync of demo/derived-web writes %s %s %s", a.Verb, a.Kind, a.Name)
 		}
 	}
@@ -190,7 +191,7 @@ func TestDualStackDerivedService(t *testing.T) {
 	obs.Clusters[0].Services[0].Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
 	var got []string
 	for _, a := range Plan(obs, Compute(obs)) {
-		if a.Kind == KindService {
+		if a.Kind == snapshot.KindService {
 			got = append(got, a.Verb)
 		}
 	}
@@ -265,7 +266,7 @@ func crdFile(t *testing.T, path string) *unstructured.Unstructured {
 // A schema that drops nothing the engine writes costs nothing per sync; the v0.1.0 one is kept.
 func TestPruningOnlyWhenSchemaDrops(t *testing.T) {
 	imp, exp := legacySchemas(t)
-	if Pruning(imp, KindServiceImport) == nil {
+	if Pruning(imp, snapshot.KindServiceImport) == nil {
 		t.Error("v0.1.0 ServiceImport schema (no ipFamilies, one ip) taken as complete")
 	}
 	crds, err := mcsapi.CRDs()
@@ -276,17 +277,17 @@ func TestPruningOnlyWhenSchemaDrops(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if Pruning(full, KindServiceImport) != nil {
+	if Pruning(full, snapshot.KindServiceImport) != nil {
 		t.Error("the plugin's own v1beta1 ServiceImport schema taken as pruning")
 	}
 	fullExp, err := crdschema.FromCRD(crds[0], "v1beta1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if Pruning(fullExp, KindServiceExportStatus) != nil {
+	if Pruning(fullExp, snapshot.KindServiceExport) != nil {
 		t.Error("the plugin's own v1beta1 ServiceExport schema taken as pruning")
 	}
-	if Pruning(exp, KindServiceExportStatus) == nil {
+	if Pruning(exp, snapshot.KindServiceExport) == nil {
 		t.Error("v0.1.0 ServiceExport schema (conditions without observedGeneration) taken as complete")
 	}
 }

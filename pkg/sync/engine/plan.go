@@ -9,6 +9,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // ownedConditionTypes are the ServiceExport conditions the engine writes; others are left alone.
@@ -27,7 +28,7 @@ func OwnsCondition(t string) bool { return ownedConditionTypes[t] }
 // for an unread source cluster (want's Held): a member that was not read is not "not exporting".
 //
 // Order matters to the writer: actions are sorted by cluster, kind (ServiceImport, Service,
-// EndpointSlice, ServiceExportStatus), namespace, name, then verb (delete, create, update,
+// EndpointSlice, ServiceExport), namespace, name, then verb (delete, create, update,
 // status). A ServiceImport create is followed by a status action because status is a
 // subresource; a delete followed by a create of the same object replaces an immutable field.
 func Plan(obs Observed, want Desired) []Action {
@@ -47,7 +48,7 @@ func Plan(obs Observed, want Desired) []Action {
 	return out
 }
 
-var kindOrder = map[string]int{KindServiceImport: 0, KindService: 1, KindEndpointSlice: 2, KindServiceExportStatus: 3}
+var kindOrder = map[string]int{snapshot.KindServiceImport: 0, snapshot.KindService: 1, snapshot.KindEndpointSlice: 2, snapshot.KindServiceExport: 3}
 
 var verbOrder = map[string]int{VerbDelete: 0, VerbCreate: 1, VerbUpdate: 2, VerbStatus: 3}
 
@@ -107,17 +108,17 @@ func (p *clusterPlan) imports() map[key]bool {
 		o := p.ci.ix.Imports[k]
 		switch {
 		case o == nil:
-			p.add(KindServiceImport, VerbCreate, d.ObjectMeta, d)
+			p.add(snapshot.KindServiceImport, VerbCreate, d.ObjectMeta, d)
 			if len(d.Status.Clusters) > 0 {
-				p.add(KindServiceImport, VerbStatus, d.ObjectMeta, d)
+				p.add(snapshot.KindServiceImport, VerbStatus, d.ObjectMeta, d)
 			}
 		case !names.IsManaged(o.Labels):
 		default:
 			if !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !importSpecEqual(o.Spec, d.Spec) {
-				p.add(KindServiceImport, VerbUpdate, d.ObjectMeta, d)
+				p.add(snapshot.KindServiceImport, VerbUpdate, d.ObjectMeta, d)
 			}
 			if !clustersEqual(o.Status.Clusters, d.Status.Clusters) {
-				p.add(KindServiceImport, VerbStatus, d.ObjectMeta, d)
+				p.add(snapshot.KindServiceImport, VerbStatus, d.ObjectMeta, d)
 			}
 		}
 	}
@@ -133,15 +134,15 @@ func (p *clusterPlan) services() map[key]bool {
 		o := p.ci.ix.Services[k]
 		switch {
 		case o == nil:
-			p.add(KindService, VerbCreate, d.ObjectMeta, d)
+			p.add(snapshot.KindService, VerbCreate, d.ObjectMeta, d)
 		case !names.IsManaged(o.Labels):
 		case (o.Spec.ClusterIP == corev1.ClusterIPNone) != (d.Spec.ClusterIP == corev1.ClusterIPNone) ||
 			(len(d.Spec.IPFamilies) > 0 && len(o.Spec.IPFamilies) > 0 && o.Spec.IPFamilies[0] != d.Spec.IPFamilies[0]):
 			// clusterIP and the primary IP family are immutable: a change needs a new Service.
-			p.add(KindService, VerbDelete, d.ObjectMeta, nil)
-			p.add(KindService, VerbCreate, d.ObjectMeta, d)
+			p.add(snapshot.KindService, VerbDelete, d.ObjectMeta, nil)
+			p.add(snapshot.KindService, VerbCreate, d.ObjectMeta, d)
 		case !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !serviceSpecEqual(o.Spec, d.Spec):
-			p.add(KindService, VerbUpdate, d.ObjectMeta, d)
+			p.add(snapshot.KindService, VerbUpdate, d.ObjectMeta, d)
 		}
 	}
 	return want
@@ -156,13 +157,13 @@ func (p *clusterPlan) slices() map[key]bool {
 		o := p.ci.ix.Slices[k]
 		switch {
 		case o == nil:
-			p.add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
+			p.add(snapshot.KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
 		case !names.IsManaged(o.Labels):
 		case o.AddressType != d.AddressType: // immutable
-			p.add(KindEndpointSlice, VerbDelete, d.ObjectMeta, nil)
-			p.add(KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
+			p.add(snapshot.KindEndpointSlice, VerbDelete, d.ObjectMeta, nil)
+			p.add(snapshot.KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
 		case !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !endpointsEqual(o.Endpoints, d.Endpoints) || !slicePortsEqual(o.Ports, d.Ports):
-			p.add(KindEndpointSlice, VerbUpdate, d.ObjectMeta, d)
+			p.add(snapshot.KindEndpointSlice, VerbUpdate, d.ObjectMeta, d)
 		}
 	}
 	return want
@@ -178,7 +179,7 @@ func (p *clusterPlan) exportStatuses() {
 		if merged, changed := mergeConditions(o.Status.Conditions, conds); changed {
 			e := o.DeepCopy()
 			e.Status.Conditions = merged
-			p.add(KindServiceExportStatus, VerbStatus, e.ObjectMeta, e)
+			p.add(snapshot.KindServiceExport, VerbStatus, e.ObjectMeta, e)
 		}
 	}
 }
@@ -202,14 +203,14 @@ func (p *clusterPlan) stale(wantImp, wantSvc, wantSlice map[key]bool) {
 		if o.Annotations[names.DerivedServiceAnnotation] != "" {
 			svc = o.Name
 		}
-		collect(KindServiceImport, o.ObjectMeta, svc, wantImp)
+		collect(snapshot.KindServiceImport, o.ObjectMeta, svc, wantImp)
 	}
 	for _, o := range p.ci.Services {
-		collect(KindService, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSvc)
+		collect(snapshot.KindService, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSvc)
 	}
 	for _, o := range p.ci.EndpointSlices {
 		if o.Labels[mcsv1beta1.LabelSourceCluster] != "" {
-			collect(KindEndpointSlice, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSlice)
+			collect(snapshot.KindEndpointSlice, o.ObjectMeta, o.Labels[mcsv1beta1.LabelServiceName], wantSlice)
 		}
 	}
 }

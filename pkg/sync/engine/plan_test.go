@@ -11,6 +11,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 func cloneObs(o Observed) Observed {
@@ -67,7 +68,7 @@ func TestPlanFirstPassAndConvergence(t *testing.T) {
 			want = append(want, c+" create EndpointSlice demo/"+s)
 		}
 		if c != "m3" {
-			want = append(want, c+" status ServiceExportStatus demo/serve")
+			want = append(want, c+" status ServiceExport demo/serve")
 		}
 	}
 	if got := summary(acts); !reflect.DeepEqual(got, want) {
@@ -288,7 +289,7 @@ func TestPlanExportConditions(t *testing.T) {
 	}
 	var status *Action
 	for _, a := range Plan(later, Compute(later)) {
-		if a.Kind == KindServiceExportStatus {
+		if a.Kind == snapshot.KindServiceExport {
 			status = &a
 		}
 	}
@@ -347,7 +348,7 @@ func TestPlanHeadlessSwitchReplacesService(t *testing.T) {
 	}
 	var got []string
 	for _, a := range Plan(obs, Compute(obs)) {
-		if a.Kind != KindServiceExportStatus {
+		if a.Kind != snapshot.KindServiceExport {
 			got = append(got, a.Verb+" "+a.Kind+" "+a.Name)
 		}
 	}

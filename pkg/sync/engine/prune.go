@@ -7,6 +7,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // pruneTo keeps only what schema declares of obj; obj itself when schema is nil.
@@ -60,13 +62,13 @@ func Pruning(s Pruner, kind string) Pruner {
 		},
 		Status: mcsv1beta1.ServiceImportStatus{Clusters: []mcsv1beta1.ClusterStatus{{Cluster: "a"}, {Cluster: "b"}}},
 	}
-	if kind == KindServiceExportStatus {
+	if kind == snapshot.KindServiceExport {
 		full = &mcsv1beta1.ServiceExport{Status: mcsv1beta1.ServiceExportStatus{Conditions: []metav1.Condition{{
 			Type: "Valid", Status: metav1.ConditionTrue, ObservedGeneration: 1, LastTransitionTime: metav1.Now(),
 			Reason: "Valid", Message: "m"}}}}
 	}
 	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(full)
-	if kind == KindServiceExportStatus {
+	if kind == snapshot.KindServiceExport {
 		delete(u, "spec") // only an export's status is ever written
 	}
 	if err != nil || len(s.Prune(u)) > 0 {

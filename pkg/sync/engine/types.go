@@ -111,13 +111,8 @@ type Skip struct {
 	Message               string
 }
 
-// Action kinds and verbs.
+// Action verbs (an Action's Kind is one of snapshot's kinds).
 const (
-	KindServiceImport       = "ServiceImport"
-	KindService             = "Service"
-	KindEndpointSlice       = "EndpointSlice"
-	KindServiceExportStatus = "ServiceExportStatus"
-
 	VerbCreate = "create"
 	VerbUpdate = "update"
 	VerbDelete = "delete"

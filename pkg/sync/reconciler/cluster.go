@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -22,14 +23,6 @@ type cluster struct {
 	// The member's served ServiceImport/ServiceExport schemas (nil: declare everything), set
 	// when it joins.
 	importSchema, exportSchema engine.Pruner
-}
-
-// recentKinds are the kinds of recent's records, by the member layer's kinds.
-var recentKinds = map[string]string{
-	member.KindService:       engine.KindService,
-	member.KindEndpointSlice: engine.KindEndpointSlice,
-	member.KindServiceExport: engine.KindServiceExportStatus,
-	member.KindServiceImport: engine.KindServiceImport,
 }
 
 // newClusters wraps the members; an event decides its service again, a namespace event every
@@ -55,7 +48,7 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 				return fmt.Errorf("reading the served mcs-api schemas: %w", err)
 			}
 			c := byMember[m]
-			c.importSchema, c.exportSchema = engine.Pruning(imp, engine.KindServiceImport), engine.Pruning(exp, engine.KindServiceExportStatus)
+			c.importSchema, c.exportSchema = engine.Pruning(imp, snapshot.KindServiceImport), engine.Pruning(exp, snapshot.KindServiceExport)
 			return nil
 		},
 		Handlers: member.Handlers{
@@ -63,8 +56,8 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 				if o, ok := obj.(metav1.Object); ok {
 					switch {
 					case deleted:
-						byMember[m].recent.gone(recentKinds[kind], o) // before the sync it triggers decides
-					case byMember[m].recent.echo(recentKinds[kind], o):
+						byMember[m].recent.gone(kind, o) // before the sync it triggers decides
+					case byMember[m].recent.echo(kind, o):
 						// Not queued: at a cold start, every write's echo would put its
 						// service back at the end of a long queue, for nothing.
 						return

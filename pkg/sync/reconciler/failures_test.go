@@ -22,6 +22,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/internal/promtext"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -95,7 +96,7 @@ func TestRefusedWriteIsToldAndTheRestGoesOn(t *testing.T) {
 // next sync: a passing failure changes no export.
 func TestPassingFailureIsNotTold(t *testing.T) {
 	fs := &syncFailures{k: key{Namespace: "demo", Name: "serve"}, prev: map[object]failure{}, now: map[object]failure{}}
-	a := engine.Action{Cluster: "m2", Kind: engine.KindService, Namespace: "demo", Name: "derived-serve", Verb: engine.VerbUpdate}
+	a := engine.Action{Cluster: "m2", Kind: snapshot.KindService, Namespace: "demo", Name: "derived-serve", Verb: engine.VerbUpdate}
 	conflict := apierrors.NewConflict(schema.GroupResource{Resource: "services"}, "derived-serve", nil)
 	fs.add([]engine.Action{a}, []failed{{action: a, err: conflict}})
 	if got := fs.told(); len(got) != 0 {

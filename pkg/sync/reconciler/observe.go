@@ -13,6 +13,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -44,20 +45,20 @@ func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []s
 			problems = append(problems, fmt.Sprintf("cluster %q: ServiceExport %s/%s: %v; what this cluster recorded for it stands", m.ID, ns, name, err))
 			continue
 		}
-		cs.ServiceExports = overlay(&m.recent, engine.KindServiceExportStatus, ns, one(se), func(o *mcsv1beta1.ServiceExport) bool { return o.Name == name })
+		cs.ServiceExports = overlay(&m.recent, snapshot.KindServiceExport, ns, one(se), func(o *mcsv1beta1.ServiceExport) bool { return o.Name == name })
 		si, err := m.Import(ns, name)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("cluster %q: ServiceImport %s/%s: %v; not importing there", m.ID, ns, name, err))
 			continue
 		}
-		cs.ServiceImports = overlay(&m.recent, engine.KindServiceImport, ns, one(si), func(o *mcsv1beta1.ServiceImport) bool { return o.Name == name })
+		cs.ServiceImports = overlay(&m.recent, snapshot.KindServiceImport, ns, one(si), func(o *mcsv1beta1.ServiceImport) bool { return o.Name == name })
 		for _, n := range []string{name, derived} {
 			if s, err := m.Service(ns, n); err == nil {
 				cs.Services = append(cs.Services, s)
 			}
 		}
-		cs.Services = overlay(&m.recent, engine.KindService, ns, cs.Services, func(o *corev1.Service) bool { return o.Name == derived })
-		cs.EndpointSlices = overlay(&m.recent, engine.KindEndpointSlice, ns, m.SlicesOf(ns, name), func(o *discoveryv1.EndpointSlice) bool {
+		cs.Services = overlay(&m.recent, snapshot.KindService, ns, cs.Services, func(o *corev1.Service) bool { return o.Name == derived })
+		cs.EndpointSlices = overlay(&m.recent, snapshot.KindEndpointSlice, ns, m.SlicesOf(ns, name), func(o *discoveryv1.EndpointSlice) bool {
 			return ours.Matches(labels.Set(o.Labels))
 		})
 		obs.Clusters = append(obs.Clusters, cs)

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -29,7 +30,7 @@ func TestOwnerChanges(t *testing.T) {
 		{slice(), slice("new"), true},
 		{slice("old", "other"), slice("old"), false},
 	} {
-		a := engine.Action{Kind: engine.KindEndpointSlice, Verb: engine.VerbUpdate, Object: c.want}
+		a := engine.Action{Kind: snapshot.KindEndpointSlice, Verb: engine.VerbUpdate, Object: c.want}
 		if got := ownerChanges(a, c.last); got != c.changes {
 			t.Errorf("owners %v -> %v: ownerChanges = %v, want %v", c.last.OwnerReferences, c.want.OwnerReferences, got, c.changes)
 		}

@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/client-go/util/csaupgrade"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -148,9 +149,9 @@ func TestFirstKindPerCluster(t *testing.T) {
 		return engine.Action{Cluster: cluster, Kind: kind, Name: name}
 	}
 	plan := []engine.Action{
-		a("m1", engine.KindServiceImport, "s"), a("m1", engine.KindService, "derived-s"), a("m1", engine.KindEndpointSlice, "x"),
-		a("m2", engine.KindEndpointSlice, "y"), a("m2", engine.KindEndpointSlice, "z"), a("m2", engine.KindServiceExportStatus, "s"),
-		a("m3", engine.KindServiceExportStatus, "s"),
+		a("m1", snapshot.KindServiceImport, "s"), a("m1", snapshot.KindService, "derived-s"), a("m1", snapshot.KindEndpointSlice, "x"),
+		a("m2", snapshot.KindEndpointSlice, "y"), a("m2", snapshot.KindEndpointSlice, "z"), a("m2", snapshot.KindServiceExport, "s"),
+		a("m3", snapshot.KindServiceExport, "s"),
 	}
 	var got []string
 	for _, round := range firstKindPerCluster(plan) {
@@ -168,8 +169,8 @@ func TestFirstKindPerCluster(t *testing.T) {
 // A watch keeps no changes for longer than a sync: each sync's go to OnChanges when it ends
 // (sync --watch prints them), in the order of a plan.
 func TestWatchTellsEachSyncsChanges(t *testing.T) {
-	a := engine.Action{Cluster: "m1", Kind: engine.KindService, Namespace: "demo", Name: "derived-serve", Verb: engine.VerbCreate}
-	imp := engine.Action{Cluster: "m1", Kind: engine.KindServiceImport, Namespace: "demo", Name: "serve", Verb: engine.VerbCreate}
+	a := engine.Action{Cluster: "m1", Kind: snapshot.KindService, Namespace: "demo", Name: "derived-serve", Verb: engine.VerbCreate}
+	imp := engine.Action{Cluster: "m1", Kind: snapshot.KindServiceImport, Namespace: "demo", Name: "serve", Verb: engine.VerbCreate}
 	k := key{Namespace: "demo", Name: "serve"}
 	var told [][]Change
 	r := &Reconciler{pending: map[key][]Change{}, opts: Options{OnChanges: func(c []Change) { told = append(told, c) }}}
@@ -188,7 +189,7 @@ func TestWatchTellsEachSyncsChanges(t *testing.T) {
 	}
 	r.tellChanges(k)
 	r.tellChanges(k)
-	if len(told) != 1 || len(told[0]) != 2 || told[0][0].Kind != engine.KindServiceImport || len(r.pending) != 0 {
+	if len(told) != 1 || len(told[0]) != 2 || told[0][0].Kind != snapshot.KindServiceImport || len(r.pending) != 0 {
 		t.Fatalf("a watch: told %+v, pending %v; want the sync's two writes once, the import first", told, r.pending)
 	}
 }
@@ -200,12 +201,12 @@ func TestChainsByObject(t *testing.T) {
 		return engine.Action{Cluster: cluster, Kind: kind, Namespace: "demo", Name: name, Verb: verb}
 	}
 	actions := []engine.Action{
-		act("m1", engine.KindEndpointSlice, "a", engine.VerbDelete),
-		act("m1", engine.KindEndpointSlice, "b", engine.VerbCreate),
-		act("m1", engine.KindEndpointSlice, "a", engine.VerbCreate),
-		act("m2", engine.KindEndpointSlice, "a", engine.VerbCreate),
-		act("m2", engine.KindServiceImport, "a", engine.VerbUpdate),
-		act("m2", engine.KindServiceImport, "a", engine.VerbStatus),
+		act("m1", snapshot.KindEndpointSlice, "a", engine.VerbDelete),
+		act("m1", snapshot.KindEndpointSlice, "b", engine.VerbCreate),
+		act("m1", snapshot.KindEndpointSlice, "a", engine.VerbCreate),
+		act("m2", snapshot.KindEndpointSlice, "a", engine.VerbCreate),
+		act("m2", snapshot.KindServiceImport, "a", engine.VerbUpdate),
+		act("m2", snapshot.KindServiceImport, "a", engine.VerbStatus),
 	}
 	got := chainsByObject(actions)
 	want := [][]int{{0, 2}, {1}, {3}, {4, 5}}

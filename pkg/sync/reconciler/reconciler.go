@@ -21,6 +21,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -326,7 +327,7 @@ func (r *Reconciler) pipelines(ctx context.Context, fs *syncFailures, ns, name s
 func ownWork(actions []engine.Action) map[string][]engine.Action {
 	out := map[string][]engine.Action{}
 	for _, kind := range firstKindPerCluster(actions) {
-		if kind[0].Kind != engine.KindServiceExportStatus {
+		if kind[0].Kind != snapshot.KindServiceExport {
 			out[kind[0].Cluster] = kind
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -55,13 +56,13 @@ var writeKinds = func() map[string]writeKind {
 	svc, svcAV := fixed(schema.GroupVersionResource{Version: "v1", Resource: "services"})
 	sl, slAV := fixed(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"})
 	return map[string]writeKind{
-		engine.KindServiceImport: {si, siAV, siKind, decodeAs[mcsv1beta1.ServiceImport],
+		snapshot.KindServiceImport: {si, siAV, siKind, decodeAs[mcsv1beta1.ServiceImport],
 			func(c engine.ClusterState) []metav1.Object { return asObjects(c.ServiceImports) }},
-		engine.KindService: {svc, svcAV, "Service", decodeAs[corev1.Service],
+		snapshot.KindService: {svc, svcAV, "Service", decodeAs[corev1.Service],
 			func(c engine.ClusterState) []metav1.Object { return asObjects(c.Services) }},
-		engine.KindEndpointSlice: {sl, slAV, "EndpointSlice", decodeAs[discoveryv1.EndpointSlice],
+		snapshot.KindEndpointSlice: {sl, slAV, "EndpointSlice", decodeAs[discoveryv1.EndpointSlice],
 			func(c engine.ClusterState) []metav1.Object { return asObjects(c.EndpointSlices) }},
-		engine.KindServiceExportStatus: {se, seAV, seKind, decodeAs[mcsv1beta1.ServiceExport],
+		snapshot.KindServiceExport: {se, seAV, seKind, decodeAs[mcsv1beta1.ServiceExport],
 			func(c engine.ClusterState) []metav1.Object { return asObjects(c.ServiceExports) }},
 	}
 }()
@@ -136,7 +137,7 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		member.Trim(o, r.opts.FieldManager) // as the cache would hold it
 		m.recent.wrote(a.Kind, o)
 	}
-	if a.Kind == engine.KindServiceExportStatus {
+	if a.Kind == snapshot.KindServiceExport {
 		r.recordConflictEvent(m, obs, a)
 	}
 	return nil
@@ -195,7 +196,7 @@ func subresources(s string) []string {
 // hand-over is due and, in the common case, to make it in place (handOverInPlace); otherwise the
 // patch, which replaces the whole list, is made from the object read live.
 func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceInterface, a engine.Action, last metav1.Object) error {
-	if a.Verb != engine.VerbUpdate || a.Kind == engine.KindEndpointSlice && !ownerChanges(a, last) {
+	if a.Verb != engine.VerbUpdate || a.Kind == snapshot.KindEndpointSlice && !ownerChanges(a, last) {
 		return nil
 	}
 	fm := r.opts.FieldManager
@@ -346,7 +347,7 @@ func applyObject(a engine.Action, apiVersion, kind string, uid types.UID) (map[s
 	if uid != "" {
 		keep["uid"] = string(uid)
 	}
-	if a.Kind != engine.KindServiceExportStatus && a.Verb != engine.VerbStatus {
+	if a.Kind != snapshot.KindServiceExport && a.Verb != engine.VerbStatus {
 		for _, f := range []string{"labels", "annotations", "ownerReferences"} {
 			if v, ok := md[f]; ok {
 				keep[f] = v
@@ -355,7 +356,7 @@ func applyObject(a engine.Action, apiVersion, kind string, uid types.UID) (map[s
 	}
 	obj["metadata"] = keep
 	switch {
-	case a.Kind == engine.KindServiceExportStatus:
+	case a.Kind == snapshot.KindServiceExport:
 		conds, _, _ := unstructured.NestedSlice(u, "status", "conditions")
 		var mine []any
 		for _, c := range conds {

@@ -108,10 +108,10 @@ func TestWritesNeverTakeOver(t *testing.T) {
 		a    engine.Action
 		want string
 	}{
-		{engine.Action{Cluster: "member2", Kind: engine.KindServiceImport, Namespace: ns, Name: "web", Verb: engine.VerbCreate, Object: wantImp}, "exists already"},
-		{engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbCreate, Object: wantSvc}, "exists already"},
-		{engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbUpdate, Object: wantSvc}, "replaced by another object"},
-		{engine.Action{Cluster: "member2", Kind: engine.KindEndpointSlice, Namespace: ns, Name: "derived-web-member1-abc", Verb: engine.VerbDelete}, ""},
+		{engine.Action{Cluster: "member2", Kind: snapshot.KindServiceImport, Namespace: ns, Name: "web", Verb: engine.VerbCreate, Object: wantImp}, "exists already"},
+		{engine.Action{Cluster: "member2", Kind: snapshot.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbCreate, Object: wantSvc}, "exists already"},
+		{engine.Action{Cluster: "member2", Kind: snapshot.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbUpdate, Object: wantSvc}, "replaced by another object"},
+		{engine.Action{Cluster: "member2", Kind: snapshot.KindEndpointSlice, Namespace: ns, Name: "derived-web-member1-abc", Verb: engine.VerbDelete}, ""},
 	} {
 		err := r.execute(ctx, obs, tc.a)
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -170,7 +170,7 @@ func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 		managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web", "ours-once": "x"}
 		want := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: tc.name, Namespace: ns, Labels: managed},
 			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "a", Port: 80, Protocol: corev1.ProtocolTCP}, {Name: "b", Port: 81, Protocol: corev1.ProtocolTCP}}}}
-		create := engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: tc.name, Verb: engine.VerbCreate, Object: want}
+		create := engine.Action{Cluster: "member2", Kind: snapshot.KindService, Namespace: ns, Name: tc.name, Verb: engine.VerbCreate, Object: want}
 		if err := r.execute(ctx, engine.Observed{}, create); err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +196,7 @@ func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 		update := want.DeepCopy()
 		delete(update.Labels, "ours-once")
 		update.Spec.Ports = update.Spec.Ports[:1]
-		if err := r.execute(ctx, obs, engine.Action{Cluster: "member2", Kind: engine.KindService, Namespace: ns, Name: tc.name, Verb: engine.VerbUpdate, Object: update}); err != nil {
+		if err := r.execute(ctx, obs, engine.Action{Cluster: "member2", Kind: snapshot.KindService, Namespace: ns, Name: tc.name, Verb: engine.VerbUpdate, Object: update}); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		live, err := cm.Client.CoreV1().Services(ns).Get(ctx, tc.name, metav1.GetOptions{})
