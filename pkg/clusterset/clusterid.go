@@ -47,7 +47,7 @@ func SuggestID(ctx string) string {
 
 // readClusterID takes the member's ID from its cluster.clusterset.k8s.io ClusterProperty when it
 // has one (the SIG-Multicluster standard). An explicit CTX=ID that disagrees is an error.
-func (m *Member) readClusterID(ctx context.Context, timeout time.Duration) error {
+func (m *Connection) readClusterID(ctx context.Context, timeout time.Duration) error {
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	id, err := about.ClusterID(rctx, m.Dynamic)
@@ -58,7 +58,7 @@ func (m *Member) readClusterID(ctx context.Context, timeout time.Duration) error
 }
 
 // AdoptID applies a property value read from the member ("" when it has none).
-func (m *Member) AdoptID(id string) error {
+func (m *Connection) AdoptID(id string) error {
 	if id == "" {
 		return nil
 	}
@@ -73,7 +73,7 @@ func (m *Member) AdoptID(id string) error {
 }
 
 // uniqueIDs marks a member whose property gave it another member's ID.
-func uniqueIDs(members []*Member) {
+func uniqueIDs(members []*Connection) {
 	seen := map[string]string{}
 	for _, m := range members {
 		if other, ok := seen[m.ID]; ok && m.Err == nil {
@@ -91,7 +91,7 @@ type IDError struct{ error }
 func (e *IDError) Unwrap() error { return e.error }
 
 // IDErrors returns the first member's IDError, naming the member.
-func IDErrors(members []*Member) error {
+func IDErrors(members []*Connection) error {
 	for _, m := range members {
 		var ie *IDError
 		if errors.As(m.Err, &ie) {

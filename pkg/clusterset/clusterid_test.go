@@ -20,7 +20,7 @@ func TestAdoptID(t *testing.T) {
 		{ref: Ref{"ctx", "west", IDFromFlag}, property: "east", wantErr: `--contexts names it "west" but its clusterproperty/cluster.clusterset.k8s.io says "east"`},
 		{ref: Ref{"ctx", "ctx", IDFromContext}, property: "Not_A_Label", wantErr: `"Not_A_Label" is not a valid cluster ID`},
 	} {
-		m := &Member{Ref: c.ref}
+		m := &Connection{Ref: c.ref}
 		err := m.AdoptID(c.property)
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
@@ -35,7 +35,7 @@ func TestAdoptID(t *testing.T) {
 }
 
 func TestUniqueIDs(t *testing.T) {
-	ms := []*Member{{Ref: Ref{Context: "a", ID: "x"}}, {Ref: Ref{Context: "b", ID: "y"}}, {Ref: Ref{Context: "c", ID: "x"}}}
+	ms := []*Connection{{Ref: Ref{Context: "a", ID: "x"}}, {Ref: Ref{Context: "b", ID: "y"}}, {Ref: Ref{Context: "c", ID: "x"}}}
 	uniqueIDs(ms)
 	if ms[0].Err != nil || ms[1].Err != nil || ms[2].Err == nil || !strings.Contains(ms[2].Err.Error(), `context "a"`) {
 		t.Fatalf("errs: %v %v %v", ms[0].Err, ms[1].Err, ms[2].Err)
@@ -43,13 +43,13 @@ func TestUniqueIDs(t *testing.T) {
 }
 
 func TestIDErrors(t *testing.T) {
-	m := &Member{Ref: Ref{"ctx", "west", IDFromFlag}}
+	m := &Connection{Ref: Ref{"ctx", "west", IDFromFlag}}
 	m.Err = m.AdoptID("east")
-	other := &Member{Ref: Ref{Context: "down", ID: "down"}, Err: errors.New("unreachable: refused")}
-	if err := IDErrors([]*Member{other}); err != nil {
+	other := &Connection{Ref: Ref{Context: "down", ID: "down"}, Err: errors.New("unreachable: refused")}
+	if err := IDErrors([]*Connection{other}); err != nil {
 		t.Fatalf("an outage is not an ID error: %v", err)
 	}
-	err := IDErrors([]*Member{other, m})
+	err := IDErrors([]*Connection{other, m})
 	if err == nil || !strings.Contains(err.Error(), `cluster "west" (context "ctx")`) || !strings.Contains(err.Error(), `"east"`) {
 		t.Fatalf("err = %v", err)
 	}

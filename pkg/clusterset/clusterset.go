@@ -32,9 +32,9 @@ type Ref struct {
 	IDSource string
 }
 
-// Member is a reachable-or-not member cluster with its clients. Err is set when the member could
+// Connection is a reachable-or-not member cluster with its clients. Err is set when the member could
 // not be configured or reached; the other fields are then only partly filled.
-type Member struct {
+type Connection struct {
 	Ref
 	Config    *rest.Config
 	Client    kubernetes.Interface
@@ -192,8 +192,8 @@ func (l *Loader) RESTConfig(ctx string) (*rest.Config, error) {
 // Connect builds clients for every ref and probes each member concurrently. It never fails as a
 // whole: a member that cannot be reached carries Err, so callers can report it by name and go on
 // with the rest.
-func (l *Loader) Connect(ctx context.Context, refs []Ref) []*Member {
-	members := make([]*Member, len(refs))
+func (l *Loader) Connect(ctx context.Context, refs []Ref) []*Connection {
+	members := make([]*Connection, len(refs))
 	var wg sync.WaitGroup
 	for i, r := range refs {
 		wg.Add(1)
@@ -209,8 +209,8 @@ func (l *Loader) Connect(ctx context.Context, refs []Ref) []*Member {
 	return members
 }
 
-func (l *Loader) connect(ctx context.Context, r Ref) *Member {
-	m := &Member{Ref: r}
+func (l *Loader) connect(ctx context.Context, r Ref) *Connection {
+	m := &Connection{Ref: r}
 	cfg, err := l.RESTConfig(r.Context)
 	if err != nil {
 		m.Err = err
@@ -249,7 +249,7 @@ func Probe(ctx context.Context, d discovery.DiscoveryInterface, timeout time.Dur
 }
 
 // FirstError returns an error naming the first unreachable member, for commands that need all.
-func FirstError(members []*Member) error {
+func FirstError(members []*Connection) error {
 	for _, m := range members {
 		if m.Err != nil {
 			return fmt.Errorf("cluster %q (context %q): %w", m.ID, m.Context, m.Err)

@@ -10,15 +10,15 @@ import (
 	"k8s.io/klog/v2"
 	"k8s.io/kubectl/pkg/util/templates"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/completion"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/diagnose"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/completioncmd"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/diagnosecmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/dnsservercmd"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/expose"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/exposecmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/statuscmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/synccmd"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/unexpose"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/version"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/unexposecmd"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/versioncmd"
 )
 
 var long = templates.LongDesc(`
@@ -65,16 +65,16 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 	cobra.EnableCommandSorting = false
 	cmd.AddCommand(
 		initcmd.NewCmdInit(flags, streams),
-		expose.NewCmdExpose(flags, streams),
+		exposecmd.NewCmdExpose(flags, streams),
 		synccmd.NewCmdSync(flags, streams),
 		statuscmd.NewCmdStatus(flags, streams),
-		diagnose.NewCmdDiagnose(flags, streams),
+		diagnosecmd.NewCmdDiagnose(flags, streams),
 		dnsservercmd.NewCmdDNSServer(flags, streams),
-		unexpose.NewCmdUnexpose(flags, streams),
-		version.NewCmdVersion(streams),
-		completion.NewCmdCompletion(streams),
+		unexposecmd.NewCmdUnexpose(flags, streams),
+		versioncmd.NewCmdVersion(streams),
+		completioncmd.NewCmdCompletion(streams),
 	)
-	completion.Register(cmd, flags)
+	completioncmd.Register(cmd, flags)
 	usageErrors(cmd)
 	return cmd
 }

@@ -69,7 +69,7 @@ func (a AccessAnswer) String() string {
 // checkRBAC lists, per member, the verbs sync needs that the current user lacks.
 func checkRBAC(s *Snapshot) []Result {
 	var out []Result
-	for _, m := range s.Members {
+	for _, m := range s.Clusters {
 		if !readable(m) {
 			continue
 		}

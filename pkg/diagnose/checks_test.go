@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -75,7 +76,7 @@ func TestSingleFaults(t *testing.T) {
 		}, CheckSlices, "member3", Fail, "(50m old) holds 10.11.0.99, which \"member1\" no longer has", "replaces copies whose endpoints are gone"},
 		{"CRDs missing", func(s *Snapshot) {
 			m := memberOf(s, "member3")
-			m.Cluster = status.Cluster{ID: "member3", Context: "member3", State: status.ClusterNoCRDs}
+			m.Cluster = snapshot.Cluster{ID: "member3", Context: "member3", State: snapshot.NoCRDs}
 			m.ServedVersions = nil
 		}, CheckCRDs, "member3", Fail, "not installed", "kubectl mcs init --contexts=member3"},
 		{"foreign ServiceImport", func(s *Snapshot) {
@@ -177,7 +178,7 @@ func TestChainFaults(t *testing.T) {
 	t.Run("member down", func(t *testing.T) {
 		s := healthy()
 		m := memberOf(s, "member2")
-		m.Cluster = status.Cluster{ID: "member2", Context: "member2", State: status.ClusterUnreachable, Message: "unreachable: connection refused"}
+		m.Cluster = snapshot.Cluster{ID: "member2", Context: "member2", State: snapshot.Unreachable, Message: "unreachable: connection refused"}
 		m.Access, m.ClockOffset = nil, nil
 		r := Run(s)
 		expectHas(t, r, CheckReachable, "member2", Fail, "unreachable: connection refused", "kubectl --context member2 get --raw /readyz")
@@ -320,8 +321,8 @@ func TestClockSkewWithinTheReadsUncertainty(t *testing.T) {
 		want          Severity
 	}{{2500 * time.Millisecond, time.Second, OK}, {2500 * time.Millisecond, 500 * time.Millisecond, Warn}, {1500 * time.Millisecond, 0, Warn}} {
 		s := healthy()
-		for i := range s.Members {
-			s.Members[i].ClockOffset, s.Members[i].ClockError = ptr(time.Duration(0)), c.readErr
+		for i := range s.Clusters {
+			s.Clusters[i].ClockOffset, s.Clusters[i].ClockError = ptr(time.Duration(0)), c.readErr
 		}
 		memberOf(s, "member3").ClockOffset = ptr(c.skew)
 		rs := checkClock(s)

@@ -9,7 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // ClusterProperty names (KEP-2149, group about.k8s.io).
@@ -23,17 +23,17 @@ const (
 const MaxClockSkew = time.Second
 
 // readable says whether a member's objects were read.
-func readable(m Member) bool { return m.State == status.ClusterReachable }
+func readable(m Cluster) bool { return m.State == snapshot.Reachable }
 
 // checkReachable: every context answers and every list succeeded.
 func checkReachable(s *Snapshot) []Result {
 	var out []Result
-	for _, m := range s.Members {
+	for _, m := range s.Clusters {
 		r := Result{Check: CheckReachable, Cluster: m.ID, Object: "context/" + m.Context}
 		switch m.State {
-		case status.ClusterReachable, status.ClusterNoCRDs:
+		case snapshot.Reachable, snapshot.NoCRDs:
 			r.Severity, r.Message = OK, "the API server answers"
-		case status.ClusterUnreachable:
+		case snapshot.Unreachable:
 			r.Severity, r.Message = Fail, "unreachable: "+strings.TrimPrefix(m.Message, "unreachable: ")
 			r.Fix = fmt.Sprintf("Check that the cluster is up and that context %q points at it: kubectl --context %s get --raw /readyz.", m.Context, m.Context)
 		default:
@@ -48,13 +48,13 @@ func checkReachable(s *Snapshot) []Result {
 // checkCRDs: the mcs-api CRDs are served in every member; v1alpha1-only members are flagged.
 func checkCRDs(s *Snapshot) []Result {
 	var out []Result
-	for _, m := range s.Members {
-		if m.State != status.ClusterReachable && m.State != status.ClusterNoCRDs {
+	for _, m := range s.Clusters {
+		if m.State != snapshot.Reachable && m.State != snapshot.NoCRDs {
 			continue
 		}
 		r := Result{Check: CheckCRDs, Cluster: m.ID, Object: "crd/" + mcsapi.ServiceExports + "." + mcsapi.Group}
 		switch {
-		case m.State == status.ClusterNoCRDs || len(m.ServedVersions) == 0:
+		case m.State == snapshot.NoCRDs || len(m.ServedVersions) == 0:
 			r.Severity, r.Message = Fail, "the ServiceExport/ServiceImport CRDs are not installed: this cluster exports and imports nothing"
 			r.Fix = fmt.Sprintf("Install them: kubectl mcs init --contexts=%s.", m.Context)
 		case !contains(m.ServedVersions, mcsapi.V1beta1):
@@ -76,7 +76,7 @@ func checkClusterIDs(s *Snapshot) []Result {
 	claims := map[string][]string{}
 	byUID := map[string][]string{}
 	sets := map[string][]string{}
-	for _, m := range s.Members {
+	for _, m := range s.Clusters {
 		claims[m.ID] = append(claims[m.ID], m.ID)
 		if p, ok := m.ClusterProperties[PropertyClusterID]; ok && p != m.ID {
 			claims[p] = append(claims[p], m.ID)
@@ -88,7 +88,7 @@ func checkClusterIDs(s *Snapshot) []Result {
 			sets[v] = append(sets[v], m.ID)
 		}
 	}
-	for _, m := range s.Members {
+	for _, m := range s.Clusters {
 		r := Result{Check: CheckClusterID, Cluster: m.ID, Object: "context/" + m.Context, Severity: OK}
 		prop, hasProp := m.ClusterProperties[PropertyClusterID]
 		var problems []string
@@ -142,8 +142,8 @@ func checkClusterIDs(s *Snapshot) []Result {
 // one-second resolution, so only skews past a second are told, and past what the reads' round
 // trips leave uncertain (on a loaded apiserver, a second or more).
 func checkClock(s *Snapshot) []Result {
-	var known []Member
-	for _, m := range s.Members {
+	var known []Cluster
+	for _, m := range s.Clusters {
 		if m.ClockOffset != nil {
 			known = append(known, m)
 		}

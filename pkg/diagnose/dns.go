@@ -23,7 +23,7 @@ const coreDNSObject = "configmap/kube-system/coredns"
 // CoreDNS.
 func checkDNS(s *Snapshot) []Result {
 	var out []Result
-	for _, m := range s.Members {
+	for _, m := range s.Clusters {
 		if !readable(m) {
 			continue
 		}
@@ -49,7 +49,7 @@ func checkDNS(s *Snapshot) []Result {
 // server's Service (the forward line names it, or the IP is the Service's), the Service exists,
 // still has that IP and port, and has ready endpoints. An address given with --dns-server (a DNS
 // server beside CoreDNS) cannot be checked from the apiserver.
-func checkForward(m Member) Result {
+func checkForward(m Cluster) Result {
 	r := Result{Check: CheckDNS, Cluster: m.ID, Object: coreDNSObject, Severity: OK}
 	svcName := names.SystemNamespace + "/" + names.DNSServerName
 	apply := fmt.Sprintf("kubectl mcs dns-server --print-manifests --context %s | kubectl --context %s apply -f -", m.Context, m.Context)
@@ -107,7 +107,7 @@ func servesPort(svc *corev1.Service, port string) bool {
 
 // readyDNSEndpoints counts the ready endpoints of the DNS server's slices (conditions.ready
 // unset counts as ready, as the API says).
-func readyDNSEndpoints(m Member) int {
+func readyDNSEndpoints(m Cluster) int {
 	n := 0
 	for _, s := range m.DNSServerSlices {
 		for _, e := range s.Endpoints {

@@ -14,6 +14,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -30,7 +31,7 @@ type objects struct {
 	copies map[key][]*discoveryv1.EndpointSlice
 }
 
-func objectsOf(c *status.Cluster) *objects {
+func objectsOf(c *snapshot.Cluster) *objects {
 	o := &objects{exports: byKey(c.ServiceExports), imports: byKey(c.ServiceImports), services: byKey(c.Services),
 		slices: groupBy(c.EndpointSlices, discoveryv1.LabelServiceName), copies: groupBy(c.EndpointSlices, mcsv1beta1.LabelServiceName)}
 	return o
@@ -95,7 +96,7 @@ func checkExports(s *Snapshot, svcs []service, objs []*objects) []Result {
 			totalReady += e.Ready
 		}
 		acted := lastActed(sv.key, objs)
-		for i, m := range s.Members {
+		for i, m := range s.Clusters {
 			if !readable(m) || sv.item.Clusters[i].Export == nil {
 				continue
 			}
@@ -114,11 +115,11 @@ func checkExports(s *Snapshot, svcs []service, objs []*objects) []Result {
 	return out
 }
 
-func unexpose(m Member, k key) string {
+func unexpose(m Cluster, k key) string {
 	return fmt.Sprintf("kubectl mcs unexpose %s -n %s --contexts=%s", k.Name, k.Namespace, m.Context)
 }
 
-func exportService(m Member, sv service, cs status.ClusterStatus, obj string) Result {
+func exportService(m Cluster, sv service, cs status.ClusterStatus, obj string) Result {
 	r := Result{Check: CheckExportService, Cluster: m.ID, Object: obj, Severity: OK}
 	switch {
 	case cs.Export.Valid:
@@ -138,7 +139,7 @@ func exportService(m Member, sv service, cs status.ClusterStatus, obj string) Re
 // exportConditions reads the controller's verdict. Conditions missing, or older than the last
 // change to the export or its Service (and no write of the controller to the service's imports
 // since, acted), mean no controller has looked at it since.
-func exportConditions(now time.Time, m Member, exp *mcsv1beta1.ServiceExport, svc *corev1.Service, cs status.ClusterStatus, obj string, acted time.Time) Result {
+func exportConditions(now time.Time, m Cluster, exp *mcsv1beta1.ServiceExport, svc *corev1.Service, cs status.ClusterStatus, obj string, acted time.Time) Result {
 	r := Result{Check: CheckExportConds, Cluster: m.ID, Object: obj, Severity: OK}
 	runSync := "Run the MCS controller: kubectl mcs sync --watch over the clusterset (or check its log if it runs)."
 	conds := map[string]metav1.Condition{}
@@ -268,7 +269,7 @@ func lastActed(k key, objs []*objects) time.Time {
 	return t
 }
 
-func exportConflict(m Member, sv service, obj string) Result {
+func exportConflict(m Cluster, sv service, obj string) Result {
 	r := Result{Check: CheckConflict, Cluster: m.ID, Object: obj, Severity: OK, Message: "agrees with the other exports"}
 	var msgs, reasons []string
 	winner := ""
@@ -288,7 +289,7 @@ func exportConflict(m Member, sv service, obj string) Result {
 	return r
 }
 
-func exportEndpoints(m Member, sv service, cs status.ClusterStatus, obj string, totalReady int) Result {
+func exportEndpoints(m Cluster, sv service, cs status.ClusterStatus, obj string, totalReady int) Result {
 	r := Result{Check: CheckEndpoints, Cluster: m.ID, Object: obj, Severity: OK}
 	e := cs.Endpoints
 	if e == nil {

@@ -13,7 +13,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 var (
@@ -86,7 +86,7 @@ func healthy() *Snapshot {
 	s := &Snapshot{Now: now, Namespace: "demo"}
 	pods := map[string][]string{"member1": {"10.11.0.1", "10.11.0.2"}, "member2": {"10.12.0.1", "10.12.0.2"}}
 	for i, id := range []string{"member1", "member2", "member3"} {
-		m := Member{Cluster: status.Cluster{ID: id, Context: id, State: status.ClusterReachable, MCSAPIVersion: "v1beta1"},
+		m := Cluster{Cluster: snapshot.Cluster{ID: id, Context: id, State: snapshot.Reachable, MCSAPIVersion: "v1beta1"},
 			ServedVersions: []string{"v1beta1", "v1alpha1"}, SystemUID: "uid-" + id, ClockOffset: ptr(time.Duration(i) * 100 * time.Millisecond)}
 		for _, a := range SyncAccess {
 			for _, v := range a.Verbs {
@@ -104,7 +104,7 @@ func healthy() *Snapshot {
 		m.Services = append(m.Services, derived(ip))
 		m.EndpointSlices = append(m.EndpointSlices, copyOf("member1", pods["member1"]...), copyOf("member2", pods["member2"]...))
 		withDNSServer(&m, fmt.Sprintf("10.96.%d.53", i))
-		s.Members = append(s.Members, m)
+		s.Clusters = append(s.Clusters, m)
 	}
 	return s
 }
@@ -112,7 +112,7 @@ func healthy() *Snapshot {
 // withDNSServer gives m a Corefile whose kubectl-mcs block forwards to the DNS server's Service
 // at ip, that Service and a slice with two ready endpoints, as init --dns and
 // dns-server --print-manifests leave them.
-func withDNSServer(m *Member, ip string) {
+func withDNSServer(m *Cluster, ip string) {
 	corefile, err := dns.Apply(".:53 {\n    kubernetes cluster.local\n}\n", dns.DefaultDomain,
 		dns.Upstream{Addr: ip, Service: names.SystemNamespace + "/" + names.DNSServerName})
 	if err != nil {
@@ -127,10 +127,10 @@ func withDNSServer(m *Member, ip string) {
 	m.DNSServerSlices = []discoveryv1.EndpointSlice{*dnsSlice}
 }
 
-func memberOf(s *Snapshot, id string) *Member {
-	for i := range s.Members {
-		if s.Members[i].ID == id {
-			return &s.Members[i]
+func memberOf(s *Snapshot, id string) *Cluster {
+	for i := range s.Clusters {
+		if s.Clusters[i].ID == id {
+			return &s.Clusters[i]
 		}
 	}
 	panic(id)

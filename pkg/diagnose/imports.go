@@ -19,13 +19,13 @@ const runSyncFix = "Run kubectl mcs sync over the clusterset (or check that sync
 // EndpointSlice copies.
 func checkImports(s *Snapshot, svcs []service, objs []*objects) []Result {
 	members := map[string]int{}
-	for i, m := range s.Members {
+	for i, m := range s.Clusters {
 		members[m.ID] = i
 	}
 	var out []Result
 	for _, sv := range svcs {
 		exporting := validExporters(sv.item)
-		for i, m := range s.Members {
+		for i, m := range s.Clusters {
 			if !readable(m) {
 				continue
 			}
@@ -115,7 +115,7 @@ func listOr(ss []string) string {
 	return quoted(ss)
 }
 
-func checkDerived(m Member, sv service, name string, d *corev1.Service, si *mcsv1beta1.ServiceImport) Result {
+func checkDerived(m Cluster, sv service, name string, d *corev1.Service, si *mcsv1beta1.ServiceImport) Result {
 	r := Result{Check: CheckDerived, Cluster: m.ID, Object: objectName("service", key{Namespace: sv.Namespace, Name: name}), Severity: OK}
 	switch {
 	case d == nil:
@@ -174,7 +174,7 @@ func portList(ps []string) string {
 }
 
 // checkImportIP: the import's type matches the exports', and its IPs are the derived Service's.
-func checkImportIP(m Member, sv service, si *mcsv1beta1.ServiceImport, d *corev1.Service) Result {
+func checkImportIP(m Cluster, sv service, si *mcsv1beta1.ServiceImport, d *corev1.Service) Result {
 	r := Result{Check: CheckImportIP, Cluster: m.ID, Object: objectName("serviceimport", sv.key), Severity: OK}
 	want := sv.item.Type
 	var dIPs []string
@@ -214,7 +214,7 @@ func checkImportIP(m Member, sv service, si *mcsv1beta1.ServiceImport, d *corev1
 
 // checkSlices: one copy per exporting cluster, correctly labelled, holding only endpoints its
 // source still has; and no copy from outside the clusterset.
-func checkSlices(s *Snapshot, m Member, sv service, o *objects, exporting []string, objs []*objects, members map[string]int, derived string) []Result {
+func checkSlices(s *Snapshot, m Cluster, sv service, o *objects, exporting []string, objs []*objects, members map[string]int, derived string) []Result {
 	var out []Result
 	bySource := map[string][]*discoveryv1.EndpointSlice{}
 	for _, c := range o.copies[sv.key] {
@@ -225,7 +225,7 @@ func checkSlices(s *Snapshot, m Member, sv service, o *objects, exporting []stri
 		r := Result{Check: CheckSlices, Cluster: m.ID, Object: obj, Severity: OK}
 		copies := bySource[src]
 		i, known := members[src]
-		sourceRead := known && readable(s.Members[i])
+		sourceRead := known && readable(s.Clusters[i])
 		var have map[string]bool
 		if sourceRead {
 			have = addresses(objs[i].sources(sv.key))

@@ -93,7 +93,7 @@ func checkKarmadaPlacement(s *Snapshot, objs []*objects) []Result {
 	}
 	byID := map[string]int{}
 	var all []string
-	for i, m := range s.Members {
+	for i, m := range s.Clusters {
 		byID[m.ID] = i
 		all = append(all, m.ID)
 	}
@@ -105,7 +105,7 @@ func checkKarmadaPlacement(s *Snapshot, objs []*objects) []Result {
 		derived := names.DerivedServiceName(si.Name)
 		for _, c := range si.PlacedIn {
 			i, ok := byID[c]
-			if !ok || !readable(s.Members[i]) {
+			if !ok || !readable(s.Clusters[i]) {
 				continue
 			}
 			dk := key{Namespace: si.Namespace, Name: derived}
@@ -131,7 +131,7 @@ func checkKarmadaPlacement(s *Snapshot, objs []*objects) []Result {
 		sk := key{Namespace: m.Namespace, Name: m.Name}
 		for _, c := range consumers {
 			i, ok := byID[c]
-			if !ok || !readable(s.Members[i]) {
+			if !ok || !readable(s.Clusters[i]) {
 				continue
 			}
 			r := Result{Check: CheckKarmadaPlaced, Cluster: c, Object: objectName("service", sk), Severity: OK}

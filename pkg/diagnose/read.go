@@ -29,10 +29,10 @@ const aboutGroup = "about.k8s.io"
 
 // Read reads every member: what status reads (member.Read), and, concurrently, what
 // only diagnose needs. It only reads (SelfSubjectAccessReviews are answered, never stored).
-func Read(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []Member {
-	out := make([]Member, len(members))
+func Read(ctx context.Context, members []*clusterset.Connection, ns, service string, chunk int64) []Cluster {
+	out := make([]Cluster, len(members))
 	var wg sync.WaitGroup
-	eachReachable := func(f func(i int, m *clusterset.Member)) {
+	eachReachable := func(f func(i int, m *clusterset.Connection)) {
 		for i, m := range members {
 			if m.Err != nil {
 				continue
@@ -45,7 +45,7 @@ func Read(ctx context.Context, members []*clusterset.Member, ns, service string,
 		}
 	}
 	// ClusterProperties first: every member is read under the ID the other commands give it.
-	eachReachable(func(i int, m *clusterset.Member) { out[i].ClusterProperties = clusterProperties(ctx, m) })
+	eachReachable(func(i int, m *clusterset.Connection) { out[i].ClusterProperties = clusterProperties(ctx, m) })
 	wg.Wait()
 	adoptIDs(members, out)
 	wg.Add(1)
@@ -55,7 +55,7 @@ func Read(ctx context.Context, members []*clusterset.Member, ns, service string,
 			out[i].Cluster = c
 		}
 	}()
-	eachReachable(func(i int, m *clusterset.Member) { readExtras(ctx, m, ns, &out[i]) })
+	eachReachable(func(i int, m *clusterset.Connection) { readExtras(ctx, m, ns, &out[i]) })
 	wg.Wait()
 	return out
 }
@@ -64,11 +64,11 @@ func Read(ctx context.Context, members []*clusterset.Member, ns, service string,
 // that disagrees, or an invalid ID, stays unadopted: the cluster-id check fails it). Members that
 // would end with the same ID keep the ones they have, so that each cluster has a name of its own
 // in the report and the check reports the clash under both.
-func adoptIDs(members []*clusterset.Member, read []Member) {
+func adoptIDs(members []*clusterset.Connection, read []Cluster) {
 	final := make([]clusterset.Ref, len(members))
 	count := map[string]int{}
 	for i, m := range members {
-		try := clusterset.Member{Ref: m.Ref}
+		try := clusterset.Connection{Ref: m.Ref}
 		_ = try.AdoptID(read[i].ClusterProperties[PropertyClusterID])
 		final[i] = try.Ref
 		count[try.ID]++
@@ -80,8 +80,8 @@ func adoptIDs(members []*clusterset.Member, read []Member) {
 	}
 }
 
-// readExtras fills in everything but the embedded status.Cluster, each read concurrently.
-func readExtras(ctx context.Context, m *clusterset.Member, ns string, into *Member) {
+// readExtras fills in everything but the embedded snapshot.Cluster, each read concurrently.
+func readExtras(ctx context.Context, m *clusterset.Connection, ns string, into *Cluster) {
 	var wg sync.WaitGroup
 	run := func(f func()) {
 		wg.Add(1)
@@ -113,7 +113,7 @@ func readExtras(ctx context.Context, m *clusterset.Member, ns string, into *Memb
 }
 
 // dnsServer reads the DNS server's Service and, when it exists, its EndpointSlices.
-func dnsServer(ctx context.Context, m *clusterset.Member) (*corev1.Service, []discoveryv1.EndpointSlice, string) {
+func dnsServer(ctx context.Context, m *clusterset.Connection) (*corev1.Service, []discoveryv1.EndpointSlice, string) {
 	svc, err := m.Client.CoreV1().Services(names.SystemNamespace).Get(ctx, names.DNSServerName, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
@@ -130,7 +130,7 @@ func dnsServer(ctx context.Context, m *clusterset.Member) (*corev1.Service, []di
 }
 
 // servedVersions are the multicluster.x-k8s.io versions that serve both kinds, newest first.
-func servedVersions(m *clusterset.Member) []string {
+func servedVersions(m *clusterset.Connection) []string {
 	var out []string
 	for _, v := range []string{mcsapi.V1beta1, mcsapi.V1alpha1} {
 		rl, err := m.Discovery.ServerResourcesForGroupVersion(mcsapi.Group + "/" + v)
@@ -152,7 +152,7 @@ func servedVersions(m *clusterset.Member) []string {
 
 // clusterProperties reads the ClusterProperties in the group's preferred version; nil when the
 // group is not served or cannot be read.
-func clusterProperties(ctx context.Context, m *clusterset.Member) map[string]string {
+func clusterProperties(ctx context.Context, m *clusterset.Connection) map[string]string {
 	groups, err := m.Discovery.ServerGroups()
 	if err != nil {
 		return nil
@@ -178,7 +178,7 @@ func clusterProperties(ctx context.Context, m *clusterset.Member) map[string]str
 
 // accessReviews asks, verb by verb and concurrently, whether the current user may do what sync
 // does: in ns, or cluster-wide when ns is "".
-func accessReviews(ctx context.Context, m *clusterset.Member, ns string) ([]AccessAnswer, string) {
+func accessReviews(ctx context.Context, m *clusterset.Connection, ns string) ([]AccessAnswer, string) {
 	var answers []AccessAnswer
 	for _, a := range SyncAccess {
 		for _, v := range a.Verbs {

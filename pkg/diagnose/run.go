@@ -3,17 +3,18 @@ package diagnose
 import (
 	"sort"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
 // Run runs every check over the snapshot and returns the report, results sorted by check (in
 // Order), cluster and object.
 func Run(s *Snapshot) *Report {
-	clusters := make([]status.Cluster, len(s.Members))
-	objs := make([]*objects, len(s.Members))
-	for i := range s.Members {
-		clusters[i] = s.Members[i].Cluster
-		objs[i] = objectsOf(&s.Members[i].Cluster)
+	clusters := make([]snapshot.Cluster, len(s.Clusters))
+	objs := make([]*objects, len(s.Clusters))
+	for i := range s.Clusters {
+		clusters[i] = s.Clusters[i].Cluster
+		objs[i] = objectsOf(&s.Clusters[i].Cluster)
 	}
 	l := status.Build(clusters)
 	var svcs []service

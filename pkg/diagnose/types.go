@@ -2,7 +2,7 @@
 // imports, DNS, Karmada, clocks) and says which one is broken and what to do about it.
 //
 // Checks are small pure functions over a Snapshot, what was read from every member; the command
-// (pkg/cmd/diagnose) reads, runs Run and prints. The Report type is the documented, versioned
+// (pkg/cmd/diagnosecmd) reads, runs Run and prints. The Report type is the documented, versioned
 // output schema of `kubectl mcs diagnose -o json|yaml` (docs/output.md, "Diagnose output
 // schema"): fields are only ever added within a version.
 package diagnose
@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -112,14 +113,14 @@ type Snapshot struct {
 	Now time.Time
 	// Namespace limits the checks ("": all); Service to one service ("": all).
 	Namespace, Service string
-	Members            []Member
+	Clusters           []Cluster
 	// Karmada is the control plane, when --karmada-context was given.
 	Karmada *Karmada
 }
 
-// Member is one member: what status reads, plus what only diagnose needs.
-type Member struct {
-	status.Cluster
+// Cluster is one member: what status reads, plus what only diagnose needs.
+type Cluster struct {
+	snapshot.Cluster
 	// ServedVersions of multicluster.x-k8s.io that serve both ServiceExports and ServiceImports.
 	ServedVersions []string
 	// SystemUID is the kube-system namespace's UID, which names the cluster itself: two contexts

@@ -34,7 +34,7 @@ type caches struct {
 
 // startCaches starts the informers: ServiceImports in the version the member serves, and only
 // the EndpointSlices labelled endpointslice.kubernetes.io/managed-by=kubectl-mcs.
-func startCaches(ctx context.Context, m *clusterset.Member, version string) (*caches, error) {
+func startCaches(ctx context.Context, m *clusterset.Connection, version string) (*caches, error) {
 	ours := names.EndpointSliceManagedByLabel + "=" + names.EndpointSliceManagedByValue
 	kf := informers.NewSharedInformerFactoryWithOptions(m.Client, 0,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = ours }))

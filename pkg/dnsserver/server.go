@@ -38,7 +38,7 @@ type Config struct {
 // Server answers the zone for one member.
 type Server struct {
 	cfg    Config
-	member *clusterset.Member
+	member *clusterset.Connection
 	// source is set once the caches have synced; nil until then (SERVFAIL).
 	source atomic.Pointer[caches]
 
@@ -48,7 +48,7 @@ type Server struct {
 }
 
 // New prepares a server reading member m (its ID names it in errors and logs).
-func New(m *clusterset.Member, cfg Config) *Server {
+func New(m *clusterset.Connection, cfg Config) *Server {
 	return &Server{cfg: cfg, member: m}
 }
 

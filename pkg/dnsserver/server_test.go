@@ -59,7 +59,7 @@ func endpointSlice(name, service, cluster string, ours bool, hostname, ip string
 
 // member is a fake member serving version (none: no mcs-api CRDs); discoveryFails makes discovery
 // fail until it is set to false.
-func member(t *testing.T, version string, discoveryFails *atomic.Bool, objs ...runtime.Object) (*clusterset.Member, *dynamicfake.FakeDynamicClient) {
+func member(t *testing.T, version string, discoveryFails *atomic.Bool, objs ...runtime.Object) (*clusterset.Connection, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
 	var kube, dyn []runtime.Object
 	for _, o := range objs {
@@ -82,10 +82,10 @@ func member(t *testing.T, version string, discoveryFails *atomic.Bool, objs ...r
 	}
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports): "ServiceImportList", mcsapi.GVR(mcsapi.V1alpha1, mcsapi.ServiceImports): "ServiceImportList"}, dyn...)
-	return &clusterset.Member{Ref: clusterset.Ref{Context: "member2", ID: "member2"}, Client: kc, Dynamic: dc, Discovery: kc.Discovery()}, dc
+	return &clusterset.Connection{Ref: clusterset.Ref{Context: "member2", ID: "member2"}, Client: kc, Dynamic: dc, Discovery: kc.Discovery()}, dc
 }
 
-func start(t *testing.T, m *clusterset.Member) (*Server, <-chan error) {
+func start(t *testing.T, m *clusterset.Connection) (*Server, <-chan error) {
 	t.Helper()
 	s := New(m, Config{Listen: "127.0.0.1:0", HealthAddr: "127.0.0.1:0", Zone: dnszone.Config{Domain: "clusterset.local"}})
 	if err := s.Listen(); err != nil {

@@ -56,7 +56,7 @@ type memberSchemas struct {
 }
 
 // planService is the ServiceExport of one Service in each member that has it.
-func (s *Spec) planService(ctx context.Context, members []*clusterset.Member, ids []string, name string, cache map[string]memberSchemas) ([]apply.Item, error) {
+func (s *Spec) planService(ctx context.Context, members []*clusterset.Connection, ids []string, name string, cache map[string]memberSchemas) ([]apply.Item, error) {
 	var items []apply.Item
 	for _, m := range members {
 		svc, err := getService(ctx, m.Client, m.ID, s.Namespace, name)
@@ -95,7 +95,7 @@ func (s *Spec) planService(ctx context.Context, members []*clusterset.Member, id
 // selectServices lists, by name, the Services of the namespace that the selector (or all) picks
 // in any of the members, leaving out the derived Services sync writes: they are ours, and
 // exporting one would export an import.
-func (s *Spec) selectServices(ctx context.Context, members []*clusterset.Member, ids []string) ([]string, error) {
+func (s *Spec) selectServices(ctx context.Context, members []*clusterset.Connection, ids []string) ([]string, error) {
 	seen := map[string]bool{}
 	for _, m := range members {
 		l, err := m.Client.CoreV1().Services(s.Namespace).List(ctx, metav1.ListOptions{LabelSelector: s.Selector})
@@ -147,7 +147,7 @@ func (t *Target) Owned(ctx context.Context) ([]apply.Item, error) {
 
 // versionIn is the mcs-api version written in a member: the one asked for, else the one it
 // serves.
-func (t *Target) versionIn(m *clusterset.Member) (string, error) {
+func (t *Target) versionIn(m *clusterset.Connection) (string, error) {
 	if t.MCSAPIVersion != "" {
 		return t.MCSAPIVersion, nil
 	}
@@ -156,7 +156,7 @@ func (t *Target) versionIn(m *clusterset.Member) (string, error) {
 
 // members connects the clusterset, all of it reachable, and returns the members in --providers
 // (every member without it) and the IDs of the whole clusterset.
-func (t *Target) members(ctx context.Context) ([]*clusterset.Member, []string, error) {
+func (t *Target) members(ctx context.Context) ([]*clusterset.Connection, []string, error) {
 	loader := &clusterset.Loader{ConfigFlags: t.ConfigFlags, Flags: &t.Clusterset}
 	refs, err := loader.Refs(true)
 	if err != nil {
@@ -173,7 +173,7 @@ func (t *Target) members(ctx context.Context) ([]*clusterset.Member, []string, e
 	if err := clusterset.FirstError(all); err != nil {
 		return nil, nil, err
 	}
-	var members []*clusterset.Member
+	var members []*clusterset.Connection
 	for _, m := range all {
 		if len(t.Providers) == 0 || slices.Contains(t.Providers, m.ID) {
 			members = append(members, m)

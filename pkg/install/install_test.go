@@ -35,11 +35,11 @@ func kinds(objs []runtime.Object) []string {
 }
 
 func TestMemberObjects(t *testing.T) {
-	plain := MemberObjects("ns", Member{ID: "member2"}, rbac.SyncRules)
+	plain := MemberObjects("ns", DeployedMember{ID: "member2"}, rbac.SyncRules)
 	if got := kinds(plain); !slices.Equal(got, []string{"Namespace", "ServiceAccount", "Secret", "ClusterRole", "ClusterRoleBinding"}) {
 		t.Fatalf("member objects: %v", got)
 	}
-	lease := MemberObjects("ns", Member{ID: "member1", Lease: true}, rbac.SyncRules)
+	lease := MemberObjects("ns", DeployedMember{ID: "member1", Lease: true}, rbac.SyncRules)
 	if got := kinds(lease); !slices.Equal(got[5:], []string{"Role", "RoleBinding"}) {
 		t.Fatalf("Lease member objects: %v", got)
 	}
@@ -62,7 +62,7 @@ func TestMemberObjects(t *testing.T) {
 }
 
 func TestDeployment(t *testing.T) {
-	c := Config{Namespace: "ns", Image: "img:1", Members: []Member{{ID: "a"}, {ID: "b", Lease: true}}}
+	c := Config{Namespace: "ns", Image: "img:1", Members: []DeployedMember{{ID: "a"}, {ID: "b", Lease: true}}}
 	objs := HostObjects(c, map[string][]byte{"a": []byte("A"), "b": []byte("B")})
 	if got := kinds(objs); !slices.Equal(got, []string{"Namespace", "ServiceAccount", "Secret", "Deployment", "PodDisruptionBudget"}) {
 		t.Fatalf("host objects: %v", got)
@@ -130,7 +130,7 @@ func TestDeployment(t *testing.T) {
 }
 
 func TestUnstructuredDropsEmptyFields(t *testing.T) {
-	us, err := Unstructured([]runtime.Object{Deployment(Config{Namespace: "ns", Image: "i", Members: []Member{{ID: "a", Lease: true}}})})
+	us, err := Unstructured([]runtime.Object{Deployment(Config{Namespace: "ns", Image: "i", Members: []DeployedMember{{ID: "a", Lease: true}}})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestCurrentKubeconfig(t *testing.T) {
 }
 
 func TestLeaseMember(t *testing.T) {
-	ms := []*clusterset.Member{{Ref: clusterset.Ref{Context: "c1", ID: "a"}}, {Ref: clusterset.Ref{Context: "c2", ID: "b"}}}
+	ms := []*clusterset.Connection{{Ref: clusterset.Ref{Context: "c1", ID: "a"}}, {Ref: clusterset.Ref{Context: "c2", ID: "b"}}}
 	for _, tc := range []struct{ host, lease, want string }{
 		{"c2", "", "b"},    // the host, a member
 		{"other", "", "a"}, // the first member

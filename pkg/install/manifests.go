@@ -51,9 +51,9 @@ func appLabels(app string) map[string]string {
 	return map[string]string{names.ManagedByLabel: names.ManagedByValue, appLabel: app}
 }
 
-// Member is one member as the deployed sync knows it: its cluster ID, which is also the context
+// DeployedMember is one member as the deployed sync knows it: its cluster ID, which is also the context
 // name in its kubeconfig.
-type Member struct {
+type DeployedMember struct {
 	ID string
 	// Lease is true for the member holding the Lease.
 	Lease bool
@@ -63,7 +63,7 @@ type Member struct {
 type Config struct {
 	Namespace string
 	Image     string
-	Members   []Member // in --contexts order
+	Members   []DeployedMember // in --contexts order
 	Replicas  int32
 	Memory    Resources // sync's container (Footprint.Memory, or the flags)
 }
@@ -85,7 +85,7 @@ func meta(name, namespace string) metav1.ObjectMeta {
 // MemberObjects is what one member needs so that sync can act there as ServiceAccount Name:
 // the Namespace, the ServiceAccount, a token Secret the token controller fills, the ClusterRole
 // of rules' cluster-wide part and its binding, and in the Lease member a Role for the Lease.
-func MemberObjects(namespace string, m Member, rules []rbac.Rule) []runtime.Object {
+func MemberObjects(namespace string, m DeployedMember, rules []rbac.Rule) []runtime.Object {
 	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: Name, Namespace: namespace}}
 	token := &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},

@@ -114,7 +114,7 @@ func TestParseMemory(t *testing.T) {
 }
 
 func TestDeploymentCarriesMemory(t *testing.T) {
-	c := Config{Namespace: "ns", Image: "img", Members: []Member{{ID: "m1", Lease: true}},
+	c := Config{Namespace: "ns", Image: "img", Members: []DeployedMember{{ID: "m1", Lease: true}},
 		Memory: Resources{Request: resource.MustParse("700Mi"), Limit: resource.MustParse("1300Mi")}}
 	ctr := Deployment(c).Spec.Template.Spec.Containers[0]
 	if r, l := ctr.Resources.Requests[corev1.ResourceMemory], ctr.Resources.Limits[corev1.ResourceMemory]; r.String() != "700Mi" || l.String() != "1300Mi" {

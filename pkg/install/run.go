@@ -57,7 +57,7 @@ type Options struct {
 	Raw          clientcmdapi.Config
 	Host         string // the --context cluster's context
 	HostConfig   func() (dynamic.Interface, error)
-	Members      []*clusterset.Member
+	Members      []*clusterset.Connection
 	LeaseContext string // --leader-elect-context ("" : the host when a member, else the first)
 	Write        apply.Flags
 	Out, ErrOut  io.Writer
@@ -93,7 +93,7 @@ func (o *Options) Validate() error {
 
 // leaseMember is the member holding the Lease: --leader-elect-context, else the host cluster
 // when it is a member (the Lease lives where the replicas run), else the first member.
-func (o *Options) leaseMember() (*clusterset.Member, error) {
+func (o *Options) leaseMember() (*clusterset.Connection, error) {
 	want := o.LeaseContext
 	if want == "" {
 		want = o.Members[0].Context
@@ -116,7 +116,7 @@ func (o *Options) Config() Config {
 	lease, _ := o.leaseMember()
 	c := Config{Namespace: DefaultNamespace, Image: o.Image}
 	for _, m := range o.Members {
-		c.Members = append(c.Members, Member{ID: m.ID, Lease: m == lease})
+		c.Members = append(c.Members, DeployedMember{ID: m.ID, Lease: m == lease})
 	}
 	return c
 }
@@ -227,7 +227,7 @@ func (o *Options) serviceAccounts(ctx context.Context, cfg Config) (map[string][
 	return out, nil
 }
 
-func (o *Options) waitToken(ctx context.Context, m *clusterset.Member, namespace string) (string, []byte, error) {
+func (o *Options) waitToken(ctx context.Context, m *clusterset.Connection, namespace string) (string, []byte, error) {
 	var token string
 	var ca []byte
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.TokenTimeout, true, func(ctx context.Context) (bool, error) {

@@ -200,7 +200,7 @@ func heapInUse() uint64 {
 	return ms.HeapAlloc
 }
 
-// fillCaches fills one member's stores (the indexers of Member.start) with its objects of the
+// fillCaches fills one member's stores (the indexers of Cache.start) with its objects of the
 // bench clusterset, each through the informer's transform.
 func fillCaches(t testing.TB, c int, clusters []string, services, perSlice int) ([]cache.Indexer, int) {
 	objs, endpoints := benchObjects(c, clusters, services, perSlice)

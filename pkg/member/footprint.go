@@ -32,7 +32,7 @@ func cachedSize(obj any) int {
 
 // count tells Config.Cached what an event changed: old leaves the cache (nil: none), obj enters
 // it (nil: none).
-func (m *Member) count(kind string, old, obj any) {
+func (m *Cache) count(kind string, old, obj any) {
 	f := m.cfg.Cached
 	if f == nil {
 		return

@@ -16,7 +16,7 @@ import (
 func TestCachedSums(t *testing.T) {
 	type sum struct{ objects, bytes int }
 	got := map[string]*sum{}
-	m := &Member{Member: &clusterset.Member{Ref: clusterset.Ref{ID: "member1"}}, cfg: Config{Cached: func(cluster, kind string, objects, bytes int) {
+	m := &Cache{Connection: &clusterset.Connection{Ref: clusterset.Ref{ID: "member1"}}, cfg: Config{Cached: func(cluster, kind string, objects, bytes int) {
 		k := cluster + "/" + kind
 		if got[k] == nil {
 			got[k] = &sum{}

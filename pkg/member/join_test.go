@@ -82,9 +82,9 @@ func TestJoinIsQuietByDefault(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := New([]*clusterset.Member{{Ref: clusterset.Ref{Context: "m", ID: "m"}, Config: cfg, Client: cs, Dynamic: dyn, Discovery: cs.Discovery()}}, Config{})[0]
+	m := New([]*clusterset.Connection{{Ref: clusterset.Ref{Context: "m", ID: "m"}, Config: cfg, Client: cs, Dynamic: dyn, Discovery: cs.Discovery()}}, Config{})[0]
 	go m.Run(ctx)
-	Wait(ctx, []*Member{m}, 10*time.Second)
+	Wait(ctx, []*Cache{m}, 10*time.Second)
 	if st := m.State(); !st.Joined {
 		t.Fatalf("not joined: %v", st.Err)
 	}

@@ -15,8 +15,8 @@ import (
 // Joined is a member whose caches hold objs (typed; an export or import may be unstructured,
 // as a cache holds one that does not decode), joined and reachable, serving mcs-api version: for
 // callers that hold the objects already, and tests.
-func Joined(cm *clusterset.Member, version string, objs ...any) (*Member, error) {
-	m := New([]*clusterset.Member{cm}, Config{})[0]
+func Joined(cm *clusterset.Connection, version string, objs ...any) (*Cache, error) {
+	m := New([]*clusterset.Connection{cm}, Config{})[0]
 	byNS := func() cache.Indexer {
 		return cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
 	}

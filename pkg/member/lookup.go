@@ -37,26 +37,26 @@ func sliceKeys(obj any) ([]string, error) {
 }
 
 // Namespace is the namespace name, if it exists.
-func (m *Member) Namespace(name string) (*corev1.Namespace, error) { return m.namespaces.Get(name) }
+func (m *Cache) Namespace(name string) (*corev1.Namespace, error) { return m.namespaces.Get(name) }
 
 // Service is the Service ns/name, if it exists.
-func (m *Member) Service(ns, name string) (*corev1.Service, error) {
+func (m *Cache) Service(ns, name string) (*corev1.Service, error) {
 	return m.services.Services(ns).Get(name)
 }
 
 // Export is the ServiceExport ns/name: nil when there is none, an error when it does not decode.
-func (m *Member) Export(ns, name string) (*mcsv1beta1.ServiceExport, error) {
+func (m *Cache) Export(ns, name string) (*mcsv1beta1.ServiceExport, error) {
 	return decode.Cached[mcsv1beta1.ServiceExport](m.exports, ns+"/"+name)
 }
 
 // Import is the ServiceImport ns/name, as Export.
-func (m *Member) Import(ns, name string) (*mcsv1beta1.ServiceImport, error) {
+func (m *Cache) Import(ns, name string) (*mcsv1beta1.ServiceImport, error) {
 	return decode.Cached[mcsv1beta1.ServiceImport](m.imports, ns+"/"+name)
 }
 
 // SlicesOf are the slices that concern service ns/name: its Service's, its derived Service's,
 // and the copies made for it.
-func (m *Member) SlicesOf(ns, name string) []*discoveryv1.EndpointSlice {
+func (m *Cache) SlicesOf(ns, name string) []*discoveryv1.EndpointSlice {
 	var out []*discoveryv1.EndpointSlice
 	seen := map[string]bool{}
 	for _, k := range []string{ns + "/src/" + name, ns + "/src/" + names.DerivedServiceName(name), ns + "/mcs/" + name} {
@@ -73,7 +73,7 @@ func (m *Member) SlicesOf(ns, name string) []*discoveryv1.EndpointSlice {
 
 // Keys lists every service the member's caches say needs a decision: exported ones and those
 // that still have objects of ours; in namespace ns, or in all of them when ns is "".
-func (m *Member) Keys(ns string) []types.NamespacedName {
+func (m *Cache) Keys(ns string) []types.NamespacedName {
 	seen := map[types.NamespacedName]bool{}
 	add := func(objNS, n string) {
 		if ns == "" || objNS == ns {

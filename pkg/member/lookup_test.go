@@ -21,7 +21,7 @@ func om(ns, name string, labels map[string]string) metav1.ObjectMeta {
 // in one namespace or in all; a foreign import or slice does not count.
 func TestKeys(t *testing.T) {
 	ours := map[string]string{names.ManagedByLabel: names.ManagedByValue}
-	m, err := Joined(&clusterset.Member{Ref: clusterset.Ref{Context: "m", ID: "m"}}, "v1beta1",
+	m, err := Joined(&clusterset.Connection{Ref: clusterset.Ref{Context: "m", ID: "m"}}, "v1beta1",
 		&mcsv1beta1.ServiceExport{ObjectMeta: om("a", "exported", nil)},
 		&mcsv1beta1.ServiceExport{ObjectMeta: om("b", "exported", nil)},
 		&mcsv1beta1.ServiceImport{ObjectMeta: om("a", "imported", ours)},
@@ -53,7 +53,7 @@ func TestKeys(t *testing.T) {
 // A member turns unreachable only after ProbeFailures failed probes in a row, and reachable at
 // the first answer; the time it turned unreachable is kept for eviction.
 func TestProbedNeedsFailuresInARow(t *testing.T) {
-	m, err := Joined(&clusterset.Member{Ref: clusterset.Ref{Context: "m", ID: "m"}}, "v1beta1")
+	m, err := Joined(&clusterset.Connection{Ref: clusterset.Ref{Context: "m", ID: "m"}}, "v1beta1")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package member reads the member clusters of a clusterset, for every command: one-shot lists
-// (Read) and, for `sync` and `status --watch`, a Member that joins when it can (retried with
+// (Read) and, for `sync` and `status --watch`, a Cache per member that joins when it can (retried with
 // backoff until it answers and its caches have synced, however late), keeps informer caches of
 // the kinds MCS reads, and probes its health. What was read comes out as snapshot types.
 package member
@@ -31,11 +31,11 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
-// Handlers are what a Member calls. Any may be nil.
+// Handlers are what a Cache calls. Any may be nil.
 type Handlers struct {
 	// Object: an object changed in m; kind is a snapshot.Kind* other than KindNamespace, and
 	// service is the service it concerns (ServiceOf).
-	Object func(m *Member, kind string, service types.NamespacedName, obj any, deleted bool)
+	Object func(m *Cache, kind string, service types.NamespacedName, obj any, deleted bool)
 	// Namespace: a namespace appeared, changed or went.
 	Namespace func(name string)
 	// Health: the member joined, or its reachability changed.
@@ -50,7 +50,7 @@ type Config struct {
 	RetryCap time.Duration
 	// BeforeStart runs on each attempt to join, once the served mcs-api version is known and
 	// before the informers start; an error fails the attempt.
-	BeforeStart func(ctx context.Context, m *Member, version string) error
+	BeforeStart func(ctx context.Context, m *Cache, version string) error
 	Handlers    Handlers
 	Now         func() time.Time
 	// FieldManager is whose managedFields entries the caches keep; every other manager's are
@@ -61,9 +61,9 @@ type Config struct {
 	Cached func(cluster, kind string, objects, bytes int)
 }
 
-// Member is one cluster's informer caches and health.
-type Member struct {
-	*clusterset.Member
+// Cache is one cluster's informer caches and health.
+type Cache struct {
+	*clusterset.Connection
 	cfg Config
 
 	// Set once, before joined: the stores hold typed objects (decode.Transform for the mcs-api
@@ -87,7 +87,7 @@ type Member struct {
 }
 
 // New prepares members; Run joins them.
-func New(members []*clusterset.Member, cfg Config) []*Member {
+func New(members []*clusterset.Connection, cfg Config) []*Cache {
 	if cfg.ProbeInterval == 0 {
 		cfg.ProbeInterval = time.Second
 	}
@@ -97,9 +97,9 @@ func New(members []*clusterset.Member, cfg Config) []*Member {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	out := make([]*Member, len(members))
+	out := make([]*Cache, len(members))
 	for i, m := range members {
-		out[i] = &Member{Member: m, cfg: cfg, err: m.Err}
+		out[i] = &Cache{Connection: m, cfg: cfg, err: m.Err}
 	}
 	return out
 }
@@ -116,7 +116,7 @@ type State struct {
 	Version string
 }
 
-func (m *Member) State() State {
+func (m *Cache) State() State {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return State{Joined: m.joined, Reachable: m.reachable, Since: m.unreachable, Err: m.err, Denied: m.denied, Version: m.version}
@@ -124,7 +124,7 @@ func (m *Member) State() State {
 
 // Run joins the member, then probes it until ctx ends. A member without a client (its
 // kubeconfig gave none) never joins.
-func (m *Member) Run(ctx context.Context) {
+func (m *Cache) Run(ctx context.Context) {
 	if m.Client == nil {
 		m.mu.Lock()
 		m.attempted = true
@@ -139,7 +139,7 @@ func (m *Member) Run(ctx context.Context) {
 
 // Wait waits until every member has joined or ended an attempt to (it is down, has no CRDs, or
 // refuses a list), or the timeout.
-func Wait(ctx context.Context, members []*Member, timeout time.Duration) {
+func Wait(ctx context.Context, members []*Cache, timeout time.Duration) {
 	_ = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
 		for _, m := range members {
 			m.mu.Lock()
@@ -153,7 +153,7 @@ func Wait(ctx context.Context, members []*Member, timeout time.Duration) {
 	})
 }
 
-func (m *Member) join(ctx context.Context) bool {
+func (m *Cache) join(ctx context.Context) bool {
 	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: m.cfg.RetryCap}
 	for attempt := 0; ; attempt++ {
 		err := m.start(ctx)
@@ -200,7 +200,7 @@ func (m *Member) join(ctx context.Context) bool {
 }
 
 // start builds and runs the informers: only what MCS reads is watched.
-func (m *Member) start(ctx context.Context) error {
+func (m *Cache) start(ctx context.Context) error {
 	v, err := mcsapi.ServedVersion(m.Discovery)
 	if err != nil {
 		return err
@@ -256,7 +256,7 @@ func (m *Member) start(ctx context.Context) error {
 // deny records a list or watch the member refused. The reflector retries quietly, so it is said
 // here, once per distinct refusal and loudly: a permission is missing (pkg/rbac lists sync's), or
 // the apiserver has just restarted and not loaded its RBAC rules yet.
-func (m *Member) deny(err error) {
+func (m *Cache) deny(err error) {
 	m.mu.Lock()
 	same := m.denied != nil && m.denied.Error() == err.Error()
 	m.denied = err
@@ -267,7 +267,7 @@ func (m *Member) deny(err error) {
 }
 
 // handler passes events on.
-func (m *Member) handler(kind string) cache.ResourceEventHandler {
+func (m *Cache) handler(kind string) cache.ResourceEventHandler {
 	h := m.cfg.Handlers
 	on := func(obj any, deleted bool) {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
@@ -324,7 +324,7 @@ func ServiceOf(obj any) types.NamespacedName {
 }
 
 // View is the member as its caches see it now.
-func (m *Member) View() snapshot.Cluster {
+func (m *Cache) View() snapshot.Cluster {
 	s := m.State()
 	c := snapshot.Cluster{ID: m.ID, Context: m.Context, IDSource: m.IDSource, MCSAPIVersion: s.Version}
 	switch {

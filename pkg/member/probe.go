@@ -21,7 +21,7 @@ const probeTimeout = 5 * time.Second
 
 // probe watches the member's health until ctx ends, with a client of its own that no rate limit
 // holds back behind the member's writes.
-func (m *Member) probe(ctx context.Context) {
+func (m *Cache) probe(ctx context.Context) {
 	cfg := rest.CopyConfig(m.Config)
 	cfg.QPS, cfg.RateLimiter = -1, nil
 	d := m.Discovery
@@ -38,7 +38,7 @@ func (m *Member) probe(ctx context.Context) {
 // Probed records what a probe of the member found (nil: it answered); it says whether its
 // reachability changed. A member turns unreachable after ProbeFailures failures in a row, and
 // reachable at the first answer.
-func (m *Member) Probed(err error) (changed bool) {
+func (m *Cache) Probed(err error) (changed bool) {
 	m.mu.Lock()
 	was := m.reachable
 	if err == nil {

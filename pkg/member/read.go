@@ -23,7 +23,7 @@ import (
 // Read reads every member concurrently: each resource is listed once per member (in
 // chunks), and the join happens in memory, so the number of API calls does not grow with the
 // number of services.
-func Read(ctx context.Context, members []*clusterset.Member, ns, service string, chunk int64) []snapshot.Cluster {
+func Read(ctx context.Context, members []*clusterset.Connection, ns, service string, chunk int64) []snapshot.Cluster {
 	out := make([]snapshot.Cluster, len(members))
 	var wg sync.WaitGroup
 	for i, m := range members {
@@ -38,7 +38,7 @@ func Read(ctx context.Context, members []*clusterset.Member, ns, service string,
 }
 
 // read lists what status needs from one member, all lists at once.
-func read(ctx context.Context, m *clusterset.Member, ns, service string, chunk int64) snapshot.Cluster {
+func read(ctx context.Context, m *clusterset.Connection, ns, service string, chunk int64) snapshot.Cluster {
 	c := snapshot.Cluster{ID: m.ID, Context: m.Context, IDSource: m.IDSource}
 	if m.Err != nil {
 		c.State, c.Message = snapshot.Unreachable, m.Err.Error()

@@ -16,7 +16,7 @@ const (
 )
 
 // Cluster is one member as read, by a one-shot list (member.Read) or from its caches
-// (member.Member.View): how it was read, and its objects.
+// (member.Cache.View): how it was read, and its objects.
 type Cluster struct {
 	ID, Context   string
 	State         State

@@ -13,6 +13,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -21,11 +22,11 @@ func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) Clust
 	k := b.k
 	cs := ClusterStatus{Cluster: ix.ID, State: ix.State}
 	switch ix.State {
-	case ClusterUnreachable:
+	case snapshot.Unreachable:
 		cs.ImportState = ImportUnreachable
-	case ClusterNoCRDs:
+	case snapshot.NoCRDs:
 		cs.ImportState = ImportNoCRDs
-	case ClusterError:
+	case snapshot.Error:
 		cs.ImportState = ImportError
 	}
 	if !ix.HasData() {
@@ -38,7 +39,7 @@ func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) Clust
 	if svc := ix.Services[k]; svc != nil && !names.IsManaged(svc.Labels) {
 		cs.Service = &ServiceStatus{Type: serviceType(svc), ClusterIPs: svc.Spec.ClusterIPs}
 		r, t := count(ix.Sources[k])
-		cs.Endpoints = &SourceEndpoints{Cluster: ix.ID, Ready: r, Total: t, LastKnown: ix.State != ClusterReachable}
+		cs.Endpoints = &SourceEndpoints{Cluster: ix.ID, Ready: r, Total: t, LastKnown: ix.State != snapshot.Reachable}
 	}
 	switch si := ix.Imports[k]; {
 	case si != nil:
@@ -46,19 +47,19 @@ func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) Clust
 		cs.ImportState = ImportReady
 		if si.Spec.Type == mcsv1beta1.ClusterSetIP && len(si.Spec.IPs) == 0 {
 			cs.ImportState = ImportNoIP
-			if ix.State == ClusterReachable {
+			if ix.State == snapshot.Reachable {
 				b.noIP = append(b.noIP, ix.ID)
 			}
 		}
 	case cs.NamespaceExists:
 		cs.ImportState = ImportMissing
-		if ix.State == ClusterReachable {
+		if ix.State == snapshot.Reachable {
 			b.missing = append(b.missing, ix.ID)
 		}
 	default:
 		cs.ImportState = ImportNoNamespace
 	}
-	if ix.State != ClusterReachable {
+	if ix.State != snapshot.Reachable {
 		cs.ImportState = ImportUnreachable
 	}
 	srcs := make([]string, 0, len(ix.copies[k]))

@@ -16,19 +16,16 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
-// Cluster is what was read from one member.
-type Cluster = snapshot.Cluster
-
 type key = types.NamespacedName
 
 // index is one cluster's objects by namespace/name, its copies also by source cluster.
 type index struct {
-	*Cluster
+	*snapshot.Cluster
 	*snapshot.Index
 	copies map[key]map[string][]*discoveryv1.EndpointSlice
 }
 
-func newIndex(c *Cluster) *index {
+func newIndex(c *snapshot.Cluster) *index {
 	if !c.HasData() {
 		return &index{Cluster: c, Index: snapshot.NewIndex(&snapshot.Objects{})}
 	}
@@ -49,7 +46,7 @@ func newIndex(c *Cluster) *index {
 func (ix *index) hasNamespace(ns string) bool { return ix.NamespacesUnknown || ix.Index.Namespaces[ns] }
 
 // Build joins the clusters into the status list. Clusters keep their order; items are sorted.
-func Build(clusters []Cluster) *MultiClusterServiceStatusList {
+func Build(clusters []snapshot.Cluster) *MultiClusterServiceStatusList {
 	out := &MultiClusterServiceStatusList{Clusters: []ClusterInfo{}, Items: []MultiClusterServiceStatus{}}
 	out.APIVersion, out.Kind = APIVersion, KindList
 	idx := make([]*index, len(clusters))
@@ -68,7 +65,7 @@ func Build(clusters []Cluster) *MultiClusterServiceStatusList {
 		for k := range idx[i].Imports {
 			keys[k] = true
 		}
-		obs.Clusters = append(obs.Clusters, engine.ClusterState{ID: c.ID, Reachable: c.State == ClusterReachable,
+		obs.Clusters = append(obs.Clusters, engine.ObservedCluster{ID: c.ID, Reachable: c.State == snapshot.Reachable,
 			Objects: snapshot.Objects{ServiceExports: c.ServiceExports, Services: c.Services}})
 	}
 	summaries := map[key]engine.Summary{}
@@ -210,7 +207,7 @@ func (b *item) endpoints() {
 	for _, id := range b.out.ExportingClusters {
 		ix := b.byID[id]
 		e := SourceEndpoints{Cluster: id}
-		if ix.State == ClusterReachable {
+		if ix.State == snapshot.Reachable {
 			e.Ready, e.Total = count(ix.Sources[b.k])
 		} else {
 			e.LastKnown = true
@@ -273,11 +270,11 @@ func (b *item) age() {
 	}
 }
 
-func unreadable(s ClusterState) string {
+func unreadable(s snapshot.State) string {
 	switch s {
-	case ClusterUnreachable:
+	case snapshot.Unreachable:
 		return "is unreachable"
-	case ClusterNoCRDs:
+	case snapshot.NoCRDs:
 		return "has no mcs-api CRDs"
 	}
 	return "could not be read"

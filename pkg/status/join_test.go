@@ -91,8 +91,8 @@ func derived(ns, name, ip string) *corev1.Service {
 	return s
 }
 
-func cluster(id string, objs ...any) Cluster {
-	c := Cluster{ID: id, Context: id, State: ClusterReachable, MCSAPIVersion: "v1beta1", Objects: snapshot.Objects{Namespaces: []string{"default", "demo"}}}
+func cluster(id string, objs ...any) snapshot.Cluster {
+	c := snapshot.Cluster{ID: id, Context: id, State: snapshot.Reachable, MCSAPIVersion: "v1beta1", Objects: snapshot.Objects{Namespaces: []string{"default", "demo"}}}
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *mcsv1beta1.ServiceExport:
@@ -112,12 +112,12 @@ func cluster(id string, objs ...any) Cluster {
 
 // seed is Karmada's guide after `expose` + `sync`: serve runs in member1 (2 pods) and is imported
 // in all three clusters.
-func seed() []Cluster {
+func seed() []snapshot.Cluster {
 	src := slice("demo", "serve", "serve-abc", true, true)
 	imports := func(id, ip string) []any {
 		return []any{serviceImport("demo", "serve", mcsv1beta1.ClusterSetIP, ip, "member1"), derived("demo", "serve", ip), copyOf(src, "serve", "member1")}
 	}
-	return []Cluster{
+	return []snapshot.Cluster{
 		cluster("member1", append([]any{export("demo", "serve", 1), service("demo", "serve", false), src}, imports("member1", "10.96.0.1")...)...),
 		cluster("member2", imports("member2", "10.96.0.2")...),
 		cluster("member3", imports("member3", "10.96.0.3")...),
@@ -210,7 +210,7 @@ func TestConflictOldestWins(t *testing.T) {
 }
 
 func TestHeadless(t *testing.T) {
-	cs := []Cluster{
+	cs := []snapshot.Cluster{
 		cluster("member1", export("demo", "db", 1), service("demo", "db", true), slice("demo", "db", "db-1", true),
 			serviceImport("demo", "db", mcsv1beta1.Headless, "", "member1"), derived("demo", "db", "")),
 		cluster("member2", serviceImport("demo", "db", mcsv1beta1.Headless, "", "member1"), derived("demo", "db", "")),
@@ -230,10 +230,10 @@ func TestHeadless(t *testing.T) {
 
 func TestUnreachableExporter(t *testing.T) {
 	src := slice("demo", "serve", "serve-abc", true)
-	cs := []Cluster{
+	cs := []snapshot.Cluster{
 		cluster("member1", serviceImport("demo", "serve", mcsv1beta1.ClusterSetIP, "10.96.0.1", "member3"), derived("demo", "serve", "10.96.0.1"), copyOf(src, "serve", "member3")),
 		cluster("member2", serviceImport("demo", "serve", mcsv1beta1.ClusterSetIP, "10.96.0.2", "member3")),
-		{ID: "member3", Context: "ctx3", State: ClusterUnreachable, Message: "unreachable: connection refused"},
+		{ID: "member3", Context: "ctx3", State: snapshot.Unreachable, Message: "unreachable: connection refused"},
 	}
 	l := Build(cs)
 	it := only(t, l)
@@ -246,10 +246,10 @@ func TestUnreachableExporter(t *testing.T) {
 	if !reflect.DeepEqual(it.Endpoints, []SourceEndpoints{{Cluster: "member3", Ready: 1, Total: 1, LastKnown: true}}) {
 		t.Errorf("endpoints %+v", it.Endpoints)
 	}
-	if c := it.Clusters[2]; c.State != ClusterUnreachable || c.ImportState != ImportUnreachable || c.Export != nil {
+	if c := it.Clusters[2]; c.State != snapshot.Unreachable || c.ImportState != ImportUnreachable || c.Export != nil {
 		t.Errorf("member3 breakdown %+v", c)
 	}
-	if l.Clusters[2].State != ClusterUnreachable || l.Clusters[2].Context != "ctx3" {
+	if l.Clusters[2].State != snapshot.Unreachable || l.Clusters[2].Context != "ctx3" {
 		t.Errorf("clusters %+v", l.Clusters)
 	}
 	row := Row(it, true, now)
@@ -261,8 +261,8 @@ func TestUnreachableExporter(t *testing.T) {
 
 func TestUnreachableImporterAndNoCRDs(t *testing.T) {
 	cs := append(seed()[:2],
-		Cluster{ID: "member3", Context: "member3", State: ClusterUnreachable, Message: "unreachable"},
-		Cluster{ID: "plain", Context: "plain", State: ClusterNoCRDs, Message: "no CRDs"})
+		snapshot.Cluster{ID: "member3", Context: "member3", State: snapshot.Unreachable, Message: "unreachable"},
+		snapshot.Cluster{ID: "plain", Context: "plain", State: snapshot.NoCRDs, Message: "no CRDs"})
 	it := only(t, Build(cs))
 	// The other clusters are fine: not knowing about member3 does not degrade the service.
 	if it.Health != Healthy {
@@ -278,7 +278,7 @@ func TestUnreachableImporterAndNoCRDs(t *testing.T) {
 
 func TestLastKnownCluster(t *testing.T) {
 	cs := seed()
-	cs[0].State, cs[0].LastKnown = ClusterUnreachable, true
+	cs[0].State, cs[0].LastKnown = snapshot.Unreachable, true
 	it := only(t, Build(cs))
 	if !reflect.DeepEqual(it.Endpoints, []SourceEndpoints{{Cluster: "member1", Ready: 2, Total: 2, LastKnown: true}}) {
 		t.Errorf("endpoints %+v", it.Endpoints)
@@ -294,38 +294,38 @@ func TestLastKnownCluster(t *testing.T) {
 func TestDegradedStates(t *testing.T) {
 	cases := []struct {
 		name    string
-		mutate  func([]Cluster) []Cluster
+		mutate  func([]snapshot.Cluster) []snapshot.Cluster
 		problem string
 	}{
-		{"not synced", func(cs []Cluster) []Cluster {
-			return []Cluster{cluster("member1", export("demo", "serve", 1), service("demo", "serve", false), slice("demo", "serve", "s", true)), cluster("member2")}
+		{"not synced", func(cs []snapshot.Cluster) []snapshot.Cluster {
+			return []snapshot.Cluster{cluster("member1", export("demo", "serve", 1), service("demo", "serve", false), slice("demo", "serve", "s", true)), cluster("member2")}
 		}, "Not imported in any cluster"},
-		{"missing in one cluster", func(cs []Cluster) []Cluster {
+		{"missing in one cluster", func(cs []snapshot.Cluster) []snapshot.Cluster {
 			cs[2].ServiceImports = nil
 			return cs
 		}, `Not imported in "member3", which has the namespace`},
-		{"no IP yet", func(cs []Cluster) []Cluster {
+		{"no IP yet", func(cs []snapshot.Cluster) []snapshot.Cluster {
 			cs[1].ServiceImports[0].Spec.IPs = nil
 			return cs
 		}, `in "member2" has no clusterset IP`},
-		{"no ready endpoints", func(cs []Cluster) []Cluster {
+		{"no ready endpoints", func(cs []snapshot.Cluster) []snapshot.Cluster {
 			cs[0].EndpointSlices[0] = slice("demo", "serve", "serve-abc", false, false)
 			return cs
 		}, "No ready endpoints"},
-		{"invalid export", func(cs []Cluster) []Cluster {
+		{"invalid export", func(cs []snapshot.Cluster) []snapshot.Cluster {
 			cs[1].ServiceExports = append(cs[1].ServiceExports, export("demo", "serve", 3))
 			return cs
 		}, `export in cluster "member2" is not valid (NoService)`},
-		{"left over import", func(cs []Cluster) []Cluster {
+		{"left over import", func(cs []snapshot.Cluster) []snapshot.Cluster {
 			cs[0].ServiceExports = nil
 			return cs
 		}, "No cluster exports it: the ServiceImports in \"member1\", \"member2\", \"member3\" are left over"},
-		{"a write sync cannot make", func(cs []Cluster) []Cluster {
+		{"a write sync cannot make", func(cs []snapshot.Cluster) []snapshot.Cluster {
 			msg := `Service demo/derived-serve in "member3" cannot be written: Service "derived-serve" is invalid: spec.ports[0].name: Required value.`
 			cs[0].ServiceExports[0].Status.Conditions = []metav1.Condition{{Type: "Ready", Status: metav1.ConditionFalse, Reason: "Failed", Message: msg}}
 			return cs
 		}, `Service demo/derived-serve in "member3" cannot be written: Service "derived-serve" is invalid: spec.ports[0].name: Required value.`},
-		{"only invalid exports", func(cs []Cluster) []Cluster {
+		{"only invalid exports", func(cs []snapshot.Cluster) []snapshot.Cluster {
 			cs[0].Services = cs[0].Services[1:] // drops the Service serve, keeps derived-serve
 			return cs
 		}, "No valid export"},

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // portsShort renders ports like kubectl get svc: 80/TCP,9090/TCP.
@@ -171,7 +172,7 @@ func condOrder(t string) int {
 func clusterRow(l *MultiClusterServiceStatusList, c ClusterStatus) []string {
 	state := string(c.State)
 	for _, ci := range l.Clusters {
-		if ci.Name == c.Cluster && ci.Message != "" && c.State != ClusterReachable {
+		if ci.Name == c.Cluster && ci.Message != "" && c.State != snapshot.Reachable {
 			state += " (" + ci.Message + ")"
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 // PrintOptions control the human-readable output.
@@ -63,7 +64,7 @@ func Row(it MultiClusterServiceStatus, wide bool, now time.Time) []string {
 	// Clusters that could not be read are listed as such: they may import it, or not.
 	unread := map[string]string{}
 	for _, c := range it.Clusters {
-		if c.State != ClusterReachable {
+		if c.State != snapshot.Reachable {
 			unread[c.Cluster] = c.Cluster + "(" + string(c.State) + ")"
 		}
 	}

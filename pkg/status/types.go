@@ -22,16 +22,6 @@ const (
 	KindKarmada = "KarmadaServiceStatusList"
 )
 
-// ClusterState says whether a member could be read.
-type ClusterState = snapshot.State
-
-const (
-	ClusterReachable   = snapshot.Reachable
-	ClusterUnreachable = snapshot.Unreachable
-	ClusterNoCRDs      = snapshot.NoCRDs
-	ClusterError       = snapshot.Error
-)
-
 // Health sums a row up. Anything but Healthy is marked in the table.
 type Health string
 
@@ -67,11 +57,11 @@ type MultiClusterServiceStatusList struct {
 
 // ClusterInfo is one member and whether it could be read.
 type ClusterInfo struct {
-	Name          string       `json:"name"` // cluster ID
-	Context       string       `json:"context"`
-	State         ClusterState `json:"state"`
-	Message       string       `json:"message,omitempty"`
-	MCSAPIVersion string       `json:"mcsAPIVersion,omitempty"` // served multicluster.x-k8s.io version
+	Name          string         `json:"name"` // cluster ID
+	Context       string         `json:"context"`
+	State         snapshot.State `json:"state"`
+	Message       string         `json:"message,omitempty"`
+	MCSAPIVersion string         `json:"mcsAPIVersion,omitempty"` // served multicluster.x-k8s.io version
 	// IDSource says where Name came from: clusterproperty, flag (CTX=ID) or context.
 	IDSource string `json:"idSource,omitempty"`
 }
@@ -134,8 +124,8 @@ type ConflictStatus struct {
 
 // ClusterStatus is the service as one member sees it.
 type ClusterStatus struct {
-	Cluster string       `json:"cluster"`
-	State   ClusterState `json:"state"`
+	Cluster string         `json:"cluster"`
+	State   snapshot.State `json:"state"`
 	// NamespaceExists is false when the cluster lacks the namespace (KEP-1645: no import there).
 	NamespaceExists bool           `json:"namespaceExists"`
 	Export          *ExportStatus  `json:"export,omitempty"`

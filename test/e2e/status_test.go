@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -233,7 +234,7 @@ func TestStatusUnreachableMember(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Clusters) != 4 || l.Clusters[3].Name != "gone" || l.Clusters[3].State != status.ClusterUnreachable || l.Clusters[0].State != status.ClusterReachable {
+	if len(l.Clusters) != 4 || l.Clusters[3].Name != "gone" || l.Clusters[3].State != snapshot.Unreachable || l.Clusters[0].State != snapshot.Reachable {
 		t.Errorf("clusters %+v", l.Clusters)
 	}
 	it := item(t, &l, "serve")
@@ -289,7 +290,7 @@ func TestStatusMissingCRDs(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.stdout), &l); err != nil {
 		t.Fatal(err)
 	}
-	if c := l.Clusters[3]; c.Name != "plain" || c.State != status.ClusterNoCRDs {
+	if c := l.Clusters[3]; c.Name != "plain" || c.State != snapshot.NoCRDs {
 		t.Errorf("clusters %+v", l.Clusters)
 	}
 	it := item(t, &l, "serve")

@@ -77,7 +77,7 @@ type Options struct {
 	Print          printers.OutputFlags
 
 	cluster string // how errors and logs name the member
-	member  *clusterset.Member
+	member  *clusterset.Connection
 	genericiooptions.IOStreams
 }
 
@@ -137,7 +137,7 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 		return fmt.Errorf("cluster %q: %w", o.cluster, err)
 	}
 	cfg.UserAgent = "kubectl-mcs-dns"
-	m := &clusterset.Member{Ref: clusterset.Ref{Context: o.cluster, ID: o.cluster}, Config: cfg}
+	m := &clusterset.Connection{Ref: clusterset.Ref{Context: o.cluster, ID: o.cluster}, Config: cfg}
 	if m.Client, err = kubernetes.NewForConfig(cfg); err != nil {
 		return fmt.Errorf("cluster %q: %w", o.cluster, err)
 	}

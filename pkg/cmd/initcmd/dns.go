@@ -136,7 +136,7 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 
 // dnsService is the address of member m's DNS server: the ClusterIP of the Service that
 // `dns-server --print-manifests` creates, port 53.
-func dnsService(ctx context.Context, m *clusterset.Member) (dns.Upstream, error) {
+func dnsService(ctx context.Context, m *clusterset.Connection) (dns.Upstream, error) {
 	ref := fmt.Sprintf("cluster %q: service %s/%s", m.ID, names.SystemNamespace, names.DNSServerName)
 	fix := fmt.Sprintf("run the DNS server there (kubectl mcs dns-server --print-manifests --context %s | kubectl --context %s apply -f -) or pass --dns-server=IP[:PORT]", m.Context, m.Context)
 	svc, err := m.Client.CoreV1().Services(names.SystemNamespace).Get(ctx, names.DNSServerName, metav1.GetOptions{})

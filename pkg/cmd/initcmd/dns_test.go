@@ -24,9 +24,9 @@ var kubeadm = func() string {
 	return string(b)
 }()
 
-func member(id string, objs ...runtime.Object) *clusterset.Member {
+func member(id string, objs ...runtime.Object) *clusterset.Connection {
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "coredns"}, Data: map[string]string{"Corefile": kubeadm}}
-	return &clusterset.Member{Ref: clusterset.Ref{Context: id + "-ctx", ID: id}, Client: fake.NewClientset(append(objs, cm)...)}
+	return &clusterset.Connection{Ref: clusterset.Ref{Context: id + "-ctx", ID: id}, Client: fake.NewClientset(append(objs, cm)...)}
 }
 
 func dnsServerService(ip string) *corev1.Service {
@@ -34,7 +34,7 @@ func dnsServerService(ip string) *corev1.Service {
 		Spec: corev1.ServiceSpec{ClusterIP: ip}}
 }
 
-func options(server string, members ...*clusterset.Member) *Options {
+func options(server string, members ...*clusterset.Connection) *Options {
 	return &Options{members: members, DNS: DNSFlags{Enable: true, set: true, Domain: dns.DefaultDomain, Server: server,
 		namespace: "kube-system", name: "coredns"}}
 }
@@ -64,7 +64,7 @@ func TestPlanDNSWithDNSServerFlag(t *testing.T) {
 }
 
 func TestPlanDNSWithoutTheService(t *testing.T) {
-	for name, m := range map[string]*clusterset.Member{
+	for name, m := range map[string]*clusterset.Connection{
 		"absent":   member("member2"),
 		"headless": member("member2", dnsServerService(corev1.ClusterIPNone)),
 	} {
@@ -89,7 +89,7 @@ func TestRunWritesNothingWhenAMemberHasNoDNSServer(t *testing.T) {
 	if err := options("", m1, m2).Run(context.Background()); err == nil {
 		t.Fatal("want an error")
 	}
-	for _, m := range []*clusterset.Member{m1, m2} {
+	for _, m := range []*clusterset.Connection{m1, m2} {
 		for _, a := range m.Client.(*fake.Clientset).Actions() {
 			if a.GetVerb() != "get" {
 				t.Errorf("%s: %s %s before every member was checked", m.ID, a.GetVerb(), a.GetResource().Resource)

@@ -67,7 +67,7 @@ type Options struct {
 	// ClustersetName is --clusterset: the clusterset.k8s.io ClusterProperty to write.
 	ClustersetName string
 
-	members []*clusterset.Member
+	members []*clusterset.Connection
 	genericiooptions.IOStreams
 }
 

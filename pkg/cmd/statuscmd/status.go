@@ -26,6 +26,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -93,7 +94,7 @@ type Options struct {
 	// Service is the optional SERVICE argument.
 	Service   string
 	namespace string
-	members   []*clusterset.Member
+	members   []*clusterset.Connection
 	printer   printers.ResourcePrinter // nil: table or describe
 	color     bool
 	terminal  bool
@@ -217,7 +218,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 // warn writes one stderr line per cluster that could not be read (or, with last, whose state
 // changed since last).
-func (o *Options) warn(clusters []status.Cluster, last map[string]status.ClusterState) {
+func (o *Options) warn(clusters []snapshot.Cluster, last map[string]snapshot.State) {
 	for _, c := range clusters {
 		if last != nil {
 			before, seen := last[c.ID]
@@ -225,7 +226,7 @@ func (o *Options) warn(clusters []status.Cluster, last map[string]status.Cluster
 				continue
 			}
 			last[c.ID] = c.State
-			if c.State == status.ClusterReachable {
+			if c.State == snapshot.Reachable {
 				if !seen {
 					continue
 				}
@@ -234,15 +235,15 @@ func (o *Options) warn(clusters []status.Cluster, last map[string]status.Cluster
 			}
 		}
 		switch c.State {
-		case status.ClusterUnreachable:
+		case snapshot.Unreachable:
 			what := "its services are missing from the output"
 			if c.LastKnown {
 				what = "its last-known objects are shown"
 			}
 			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q) is unreachable: %s; %s\n", c.ID, c.Context, trimUnreachable(c.Message), what)
-		case status.ClusterNoCRDs:
+		case snapshot.NoCRDs:
 			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q) has no ServiceExport/ServiceImport CRDs (run: kubectl mcs init); it exports and imports nothing\n", c.ID, c.Context)
-		case status.ClusterError:
+		case snapshot.Error:
 			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %s; its services are missing from the output\n", c.ID, c.Context, c.Message)
 		}
 	}
@@ -251,10 +252,10 @@ func (o *Options) warn(clusters []status.Cluster, last map[string]status.Cluster
 func trimUnreachable(msg string) string { return strings.TrimPrefix(msg, "unreachable: ") }
 
 // nothingRead is the error when not a single member could be read.
-func nothingRead(clusters []status.Cluster) error {
+func nothingRead(clusters []snapshot.Cluster) error {
 	var why []string
 	for _, c := range clusters {
-		if c.State == status.ClusterReachable || c.LastKnown {
+		if c.State == snapshot.Reachable || c.LastKnown {
 			return nil
 		}
 		why = append(why, fmt.Sprintf("cluster %q: %s", c.ID, c.Message))

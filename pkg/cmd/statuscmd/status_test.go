@@ -10,6 +10,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -40,7 +41,7 @@ func TestJSONPathOnTheList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := status.Build([]status.Cluster{{ID: "a", State: status.ClusterReachable}})
+	l := status.Build([]snapshot.Cluster{{ID: "a", State: snapshot.Reachable}})
 	l.Items = append(l.Items, status.MultiClusterServiceStatus{Name: "serve"})
 	var b bytes.Buffer
 	if err := p.PrintObj(l, &b); err != nil || b.String() != "mcs.kubectl.io/v1alpha1 serve" {
@@ -54,7 +55,7 @@ func TestOutputName(t *testing.T) {
 	var out, errOut bytes.Buffer
 	o := &Options{PrintFlags: printers.NewPrintFlags(), namespace: "demo", IOStreams: genericiooptions.IOStreams{Out: &out, ErrOut: &errOut}, now: time.Now}
 	*o.PrintFlags.OutputFormat = "name"
-	l := status.Build([]status.Cluster{{ID: "a", State: status.ClusterReachable}})
+	l := status.Build([]snapshot.Cluster{{ID: "a", State: snapshot.Reachable}})
 	if err := o.print(&out, l); err != nil || out.String() != "" || !strings.Contains(errOut.String(), "No multi-cluster services found in demo namespace.") {
 		t.Errorf("none: %q, %q, %v", out.String(), errOut.String(), err)
 	}
@@ -90,10 +91,10 @@ func TestValidate(t *testing.T) {
 func TestWarnAndNothingRead(t *testing.T) {
 	var errOut bytes.Buffer
 	o := &Options{IOStreams: genericiooptions.IOStreams{ErrOut: &errOut}}
-	clusters := []status.Cluster{
-		{ID: "a", Context: "ctx-a", State: status.ClusterReachable},
-		{ID: "b", Context: "ctx-b", State: status.ClusterUnreachable, Message: "unreachable: connection refused"},
-		{ID: "c", Context: "ctx-c", State: status.ClusterNoCRDs, Message: "no CRDs"},
+	clusters := []snapshot.Cluster{
+		{ID: "a", Context: "ctx-a", State: snapshot.Reachable},
+		{ID: "b", Context: "ctx-b", State: snapshot.Unreachable, Message: "unreachable: connection refused"},
+		{ID: "c", Context: "ctx-c", State: snapshot.NoCRDs, Message: "no CRDs"},
 	}
 	o.warn(clusters, nil)
 	if got := errOut.String(); !strings.Contains(got, `Warning: cluster "b" (context "ctx-b") is unreachable: connection refused;`) ||
@@ -109,10 +110,10 @@ func TestWarnAndNothingRead(t *testing.T) {
 
 	// --watch: a line per change only, none for a cluster first seen reachable.
 	errOut.Reset()
-	last := map[string]status.ClusterState{}
+	last := map[string]snapshot.State{}
 	o.warn(clusters, last)
 	o.warn(clusters, last)
-	clusters[1].State = status.ClusterReachable
+	clusters[1].State = snapshot.Reachable
 	o.warn(clusters, last)
 	if got := errOut.String(); strings.Count(got, "\n") != 3 || !strings.HasSuffix(got, "Cluster \"b\" (context \"ctx-b\") is reachable again\n") {
 		t.Errorf("watch warnings:\n%s", got)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -37,7 +38,7 @@ func (o *Options) watch(ctx context.Context) error {
 	}
 	ms := member.New(o.members, member.Config{Namespace: o.namespace, ProbeInterval: probeInterval, RetryCap: probeInterval,
 		Handlers: member.Handlers{
-			Object:    func(*member.Member, string, types.NamespacedName, any, bool) { notify() },
+			Object:    func(*member.Cache, string, types.NamespacedName, any, bool) { notify() },
 			Namespace: func(string) { notify() },
 			Health:    notify,
 		}})
@@ -45,9 +46,9 @@ func (o *Options) watch(ctx context.Context) error {
 		go m.Run(ctx)
 	}
 	member.Wait(ctx, ms, syncTimeout)
-	states := map[string]status.ClusterState{}
+	states := map[string]snapshot.State{}
 	snapshot := func() (runtime.Object, error) {
-		clusters := make([]status.Cluster, len(ms))
+		clusters := make([]snapshot.Cluster, len(ms))
 		for i, m := range ms {
 			clusters[i] = m.View()
 		}

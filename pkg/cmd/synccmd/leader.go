@@ -12,7 +12,7 @@ import (
 // leaseMember is the member that holds the Lease: --leader-elect-context, else the first of
 // --contexts. It is fixed, reachable or not, so that replicas started while it is down never
 // elect one leader each in different clusters.
-func (o *Options) leaseMember() (*clusterset.Member, error) {
+func (o *Options) leaseMember() (*clusterset.Connection, error) {
 	if len(o.members) == 0 {
 		return nil, errors.New("--leader-elect: the clusterset is empty")
 	}

@@ -12,7 +12,7 @@ import (
 
 func TestLeaseMember(t *testing.T) {
 	client := fake.NewClientset()
-	ms := []*clusterset.Member{
+	ms := []*clusterset.Connection{
 		{Ref: clusterset.Ref{Context: "ctx1", ID: "member1"}, Client: client, Err: errors.New("unreachable: connection refused")},
 		{Ref: clusterset.Ref{Context: "ctx2", ID: "member2"}, Client: client},
 		{Ref: clusterset.Ref{Context: "ctx3", ID: "member3"}, Err: errors.New(`invalid configuration: no server found for cluster "c3"`)},

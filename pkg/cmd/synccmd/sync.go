@@ -97,7 +97,7 @@ type Options struct {
 
 	install   *install.Options
 	namespace string
-	members   []*clusterset.Member
+	members   []*clusterset.Connection
 	genericiooptions.IOStreams
 }
 
@@ -211,7 +211,7 @@ func (o *Options) reconcilerOptions(metrics *reconciler.Metrics) reconciler.Opti
 // loadSchemas reads what a member's mcs-api CRDs declare, so that sync writes and compares only
 // that (v0.1.0-era CRDs lack several ServiceImport fields). Without the right to read CRDs it
 // writes every field and says so: a CRD that lacks one then refuses the write, by name.
-func loadSchemas(ctx context.Context, m *clusterset.Member, version string) (imp, exp engine.Pruner, err error) {
+func loadSchemas(ctx context.Context, m *clusterset.Connection, version string) (imp, exp engine.Pruner, err error) {
 	s, err := mcsapi.LoadSchemas(ctx, m.Dynamic, version)
 	if apierrors.IsForbidden(err) {
 		klog.InfoS("cannot read the mcs-api CRDs; writing every field", "cluster", m.ID, "err", err)

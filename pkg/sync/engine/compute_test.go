@@ -312,7 +312,7 @@ func TestImports(t *testing.T) {
 			Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue}}}
 		svc := mkService("demo", "serve")
 		svc.Labels = map[string]string{"own": "label"}
-		obs := Observed{Now: now, Clusters: []ClusterState{
+		obs := Observed{Now: now, Clusters: []ObservedCluster{
 			member("member1", svc, mkExport("demo", "serve", 0), mkSlice("demo", "serve", "serve-abc", "10.1.0.1"), derived1, imp1),
 			member("member2"),
 			{ID: "member3", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{"other"}}},
@@ -372,7 +372,7 @@ func TestImports(t *testing.T) {
 		derived := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "derived-serve",
 			Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue}},
 			Spec: corev1.ServiceSpec{ClusterIP: "10.0.0.9", ClusterIPs: []string{"10.0.0.9"}}} // stale, pre-switch
-		d := Compute(Observed{Now: now, Clusters: []ClusterState{member("m1", svc, mkExport("demo", "serve", 0), derived)}})
+		d := Compute(Observed{Now: now, Clusters: []ObservedCluster{member("m1", svc, mkExport("demo", "serve", 0), derived)}})
 		si := findImport(d.Clusters["m1"], "demo", "serve")
 		if si.Spec.Type != mcsv1beta1.Headless || len(si.Spec.IPs) != 0 {
 			t.Errorf("import type %s ips %v, want Headless and none", si.Spec.Type, si.Spec.IPs)
@@ -403,7 +403,7 @@ func TestInvalidExports(t *testing.T) {
 			if tc.svc != nil {
 				objs = append(objs, tc.svc)
 			}
-			d := Compute(Observed{Now: now, Clusters: []ClusterState{member("m1", objs...), member("m2")}})
+			d := Compute(Observed{Now: now, Clusters: []ObservedCluster{member("m1", objs...), member("m2")}})
 			conds := d.Clusters["m1"].ExportConditions[nn("demo", "serve")]
 			if len(conds) != 1 || conds[0].Type != "Valid" || conds[0].Status != metav1.ConditionFalse ||
 				conds[0].Reason != string(tc.reason) || conds[0].ObservedGeneration != 1 {
@@ -418,7 +418,7 @@ func TestInvalidExports(t *testing.T) {
 	}
 
 	t.Run("invalid export beside a valid one is not a constituent", func(t *testing.T) {
-		d := Compute(Observed{Now: now, Clusters: []ClusterState{
+		d := Compute(Observed{Now: now, Clusters: []ObservedCluster{
 			member("m1", mkExport("demo", "serve", 0), ext),
 			member("m2", mkExport("demo", "serve", 1), mkService("demo", "serve")),
 		}})
@@ -441,7 +441,7 @@ func TestReady(t *testing.T) {
 		return findCond(Compute(obs).Clusters["m1"].ExportConditions[nn("demo", "serve")], mcsv1beta1.ServiceExportConditionReady)
 	}
 	base := func(m2 ...any) Observed {
-		return Observed{Now: now, Clusters: []ClusterState{
+		return Observed{Now: now, Clusters: []ObservedCluster{
 			member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0), managedImp()),
 			member("m2", m2...),
 			{ID: "m3", Objects: snapshot.Objects{Namespaces: []string{"demo"}}}, // unreachable: does not count
@@ -463,7 +463,7 @@ func TestReady(t *testing.T) {
 func TestOwnershipSkips(t *testing.T) {
 	userImp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve"}}
 	userSvc := mkService("demo", "derived-serve")
-	obs := Observed{Now: now, Clusters: []ClusterState{
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
 		member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0), mkSlice("demo", "serve", "s1", "10.1.0.1")),
 		member("m2", userImp),
 		member("m3", userSvc),
@@ -494,7 +494,7 @@ func TestSources(t *testing.T) {
 	ours.Labels[mcsv1beta1.LabelSourceCluster] = "m2"
 	other := mkSlice("demo", "else", "else-1", "10.8.8.8")
 	otherNS := mkSlice("other", "serve", "x-1", "10.7.7.7")
-	obs := Observed{Now: now, Clusters: []ClusterState{
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
 		member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0), mkSlice("demo", "serve", "s1", "10.1.0.1"), ours, other, otherNS),
 		{ID: "m2", Reachable: false, Objects: snapshot.Objects{Namespaces: []string{"demo"}, Services: []*corev1.Service{mkService("demo", "serve")},
 			ServiceExports: []*mcsv1beta1.ServiceExport{mkExport("demo", "serve", 1)},
@@ -525,7 +525,7 @@ func TestSources(t *testing.T) {
 func TestTerminatingExportIsGone(t *testing.T) {
 	exp := mkExport("demo", "serve", 0)
 	exp.DeletionTimestamp = &now
-	d := Compute(Observed{Now: now, Clusters: []ClusterState{member("m1", exp, mkService("demo", "serve"))}})
+	d := Compute(Observed{Now: now, Clusters: []ObservedCluster{member("m1", exp, mkService("demo", "serve"))}})
 	if cd := d.Clusters["m1"]; len(cd.ServiceImports) != 0 || len(cd.ExportConditions) != 0 {
 		t.Errorf("terminating export still imported: %+v", cd)
 	}

@@ -13,7 +13,7 @@ import (
 // A write that keeps failing is told on every constituent export, in Ready (Failed), naming the
 // object, its cluster and the apiserver's answer; it changes nothing else that is desired.
 func TestFailingWriteIsToldOnTheExports(t *testing.T) {
-	obs := Observed{Now: now, Clusters: []ClusterState{
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
 		exporter("member3", 0, "10.3.0.1", port("", 80, "")),
 		exporter("member1", 5, "10.1.0.1", port("8080-8080", 8080, "")),
 		importer("member2"),

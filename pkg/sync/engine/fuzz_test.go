@@ -53,7 +53,7 @@ func genObserved(b []byte) Observed {
 	obs := Observed{Now: now}
 	nClusters := 1 + s.pick(4)
 	for ci := 0; ci < nClusters; ci++ {
-		c := ClusterState{ID: string(rune('a' + ci)), Reachable: s.pick(4) != 0, Objects: snapshot.Objects{Namespaces: []string{"ns1"}}}
+		c := ObservedCluster{ID: string(rune('a' + ci)), Reachable: s.pick(4) != 0, Objects: snapshot.Objects{Namespaces: []string{"ns1"}}}
 		if s.pick(2) == 0 {
 			c.Namespaces = append(c.Namespaces, "ns2")
 		}
@@ -123,7 +123,7 @@ func genObserved(b []byte) Observed {
 }
 
 // lastService is c's Service ns/name, if genObserved made one.
-func lastService(c ClusterState, ns, name string) *corev1.Service {
+func lastService(c ObservedCluster, ns, name string) *corev1.Service {
 	for _, s := range c.Services {
 		if s.Namespace == ns && s.Name == name {
 			return s
@@ -294,7 +294,7 @@ func checkUnreadKept(t *testing.T, full Observed) {
 	obs := cloneObs(full)
 	gone := obs.Clusters[0].ID
 	obs.Clusters = obs.Clusters[1:]
-	byID := map[string]ClusterState{}
+	byID := map[string]ObservedCluster{}
 	for _, c := range obs.Clusters {
 		byID[c.ID] = c
 	}
@@ -339,7 +339,7 @@ func checkUnreadKept(t *testing.T, full Observed) {
 
 // checkPlanSafety: never an action on an unmanaged object or an unreachable cluster.
 func checkPlanSafety(t *testing.T, obs Observed, acts []Action) {
-	byID := map[string]ClusterState{}
+	byID := map[string]ObservedCluster{}
 	for _, c := range obs.Clusters {
 		byID[c.ID] = c
 	}

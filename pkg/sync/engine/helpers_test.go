@@ -52,8 +52,8 @@ func mkSlice(ns, svc, name string, addrs ...string) *discoveryv1.EndpointSlice {
 }
 
 // member is a reachable cluster with namespace "demo" and the given objects.
-func member(id string, objs ...any) ClusterState {
-	c := ClusterState{ID: id, Reachable: true, Objects: snapshot.Objects{Namespaces: []string{"default", "demo"}}}
+func member(id string, objs ...any) ObservedCluster {
+	c := ObservedCluster{ID: id, Reachable: true, Objects: snapshot.Objects{Namespaces: []string{"default", "demo"}}}
 	for _, o := range objs {
 		switch o := o.(type) {
 		case *mcsv1beta1.ServiceExport:
@@ -105,7 +105,7 @@ func findService(cd *ClusterDesired, ns, name string) *corev1.Service {
 // immutable and server-owned fields on update.
 func apply(obs *Observed, acts []Action) {
 	for _, a := range acts {
-		var c *ClusterState
+		var c *ObservedCluster
 		for i := range obs.Clusters {
 			if obs.Clusters[i].ID == a.Cluster {
 				c = &obs.Clusters[i]

@@ -23,7 +23,7 @@ type key = types.NamespacedName
 // without the terminating ones (already unexported as far as consumers are concerned), and
 // copies that are ours only.
 type clusterIndex struct {
-	*ClusterState
+	*ObservedCluster
 	ix      *snapshot.Index
 	exports map[key]*mcsv1beta1.ServiceExport
 	copies  map[key][]*discoveryv1.EndpointSlice
@@ -34,7 +34,7 @@ func indexClusters(obs Observed) []*clusterIndex {
 	for i := range obs.Clusters {
 		c := &obs.Clusters[i]
 		ix := snapshot.NewIndex(&c.Objects)
-		ci := &clusterIndex{ClusterState: c, ix: ix, exports: maps.Clone(ix.Exports), copies: map[key][]*discoveryv1.EndpointSlice{}}
+		ci := &clusterIndex{ObservedCluster: c, ix: ix, exports: maps.Clone(ix.Exports), copies: map[key][]*discoveryv1.EndpointSlice{}}
 		for k, o := range ix.Exports {
 			if o.DeletionTimestamp != nil {
 				delete(ci.exports, k)

@@ -102,7 +102,7 @@ func TestUnreadMemberRecordsStand(t *testing.T) {
 
 // The service's only exporter is unread: its import, derived Service and slices all stand.
 func TestUnreadOnlyExporterKeepsImport(t *testing.T) {
-	obs := Observed{Now: now, Clusters: []ClusterState{
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
 		member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0), mkSlice("demo", "serve", "serve-a", "10.1.0.1")),
 		member("m2"),
 	}}
@@ -118,7 +118,7 @@ func TestUnreadOnlyExporterKeepsImport(t *testing.T) {
 // A service named derived-X (X's own derived Service, exported by mistake) is decided alone: X's
 // derived Service and slices are never collected by its sync.
 func TestScopeNeverTouchesAnotherService(t *testing.T) {
-	obs := Observed{Now: now, Clusters: []ClusterState{
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
 		member("m1", mkService("demo", "web"), mkExport("demo", "web", 0), mkSlice("demo", "web", "web-a", "10.1.0.1")),
 		member("m2"),
 	}}
@@ -146,7 +146,7 @@ func TestServedPortsPerSource(t *testing.T) {
 	m2slice := mkSlice("demo", "serve", "serve-b", "10.2.0.1")
 	m2slice.Ports = append(m2slice.Ports, discoveryv1.EndpointPort{Name: ptr("metrics"), Port: ptr(int32(9090)), Protocol: ptr(corev1.ProtocolTCP)})
 	onlyHTTP := mkSlice("demo", "serve", "serve-c", "10.2.0.9") // its one port is the mismatched http
-	obs := Observed{Now: now, Clusters: []ClusterState{
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
 		member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0), mkSlice("demo", "serve", "serve-a", "10.1.0.1")),
 		member("m2", m2svc, mkExport("demo", "serve", 1), m2slice, onlyHTTP),
 	}}
@@ -173,7 +173,7 @@ func TestServedPortsPerSource(t *testing.T) {
 func TestDualStackDerivedService(t *testing.T) {
 	svc := mkService("demo", "serve")
 	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
-	obs := Observed{Now: now, Clusters: []ClusterState{member("m1", svc, mkExport("demo", "serve", 0))}}
+	obs := Observed{Now: now, Clusters: []ObservedCluster{member("m1", svc, mkExport("demo", "serve", 0))}}
 	d := findService(Compute(obs).Clusters["m1"], "demo", "derived-serve")
 	if d.Spec.IPFamilyPolicy == nil || *d.Spec.IPFamilyPolicy != corev1.IPFamilyPolicyPreferDualStack ||
 		!reflect.DeepEqual(d.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv6Protocol}) {
@@ -207,7 +207,7 @@ func TestLegacySchemaMember(t *testing.T) {
 	svc := mkService("demo", "serve")
 	itp := corev1.ServiceInternalTrafficPolicyLocal
 	svc.Spec.InternalTrafficPolicy, svc.Spec.IPFamilies = &itp, []corev1.IPFamily{corev1.IPv4Protocol, corev1.IPv6Protocol}
-	obs := Observed{Now: now, Clusters: []ClusterState{member("m1", svc, mkExport("demo", "serve", 0))}}
+	obs := Observed{Now: now, Clusters: []ObservedCluster{member("m1", svc, mkExport("demo", "serve", 0))}}
 	obs.Clusters[0].ImportSchema, obs.Clusters[0].ExportSchema = imp, exp
 	si := Compute(obs).Clusters["m1"].ServiceImports[0]
 	if si.Spec.InternalTrafficPolicy != nil || si.Spec.IPFamilies != nil {

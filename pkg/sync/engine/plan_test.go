@@ -16,7 +16,7 @@ import (
 
 func cloneObs(o Observed) Observed {
 	out := o
-	out.Clusters = make([]ClusterState, len(o.Clusters))
+	out.Clusters = make([]ObservedCluster, len(o.Clusters))
 	for i, c := range o.Clusters {
 		n := c
 		n.Namespaces = append([]string(nil), c.Namespaces...)
@@ -48,7 +48,7 @@ func summary(acts []Action) []string {
 
 // twoExporters: m1 and m2 export demo/serve with one slice each, m3 only imports.
 func twoExporters() Observed {
-	return Observed{Now: now, Clusters: []ClusterState{
+	return Observed{Now: now, Clusters: []ObservedCluster{
 		member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0), mkSlice("demo", "serve", "serve-a", "10.1.0.1")),
 		member("m2", mkService("demo", "serve"), mkExport("demo", "serve", 1), mkSlice("demo", "serve", "serve-b", "10.2.0.1", "10.2.0.2")),
 		member("m3"),
@@ -154,7 +154,7 @@ func TestPlanDefaultsDoNotCauseWrites(t *testing.T) {
 	// Hand-built "as read back" objects: protocol and affinity defaulted, clusterIP allocated.
 	svc := mkService("demo", "serve", corev1.ServicePort{Name: "http", Port: 80}) // protocol unset at the source
 	svc.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
-	obs := Observed{Now: now, Clusters: []ClusterState{member("m1", svc, mkExport("demo", "serve", 0))}}
+	obs := Observed{Now: now, Clusters: []ObservedCluster{member("m1", svc, mkExport("demo", "serve", 0))}}
 	if _, left := converge(&obs, 5); len(left) != 0 {
 		t.Fatalf("did not converge: %q", summary(left))
 	}
@@ -185,7 +185,7 @@ func TestPlanDeletes(t *testing.T) {
 
 	// m2 not read (down since start, not synced, outside --contexts): not "not exporting".
 	unread := cloneObs(obs)
-	unread.Clusters = []ClusterState{unread.Clusters[0], unread.Clusters[2]}
+	unread.Clusters = []ObservedCluster{unread.Clusters[0], unread.Clusters[2]}
 	if acts := Plan(unread, Compute(unread)); len(acts) != 0 {
 		t.Errorf("m2 not read: actions %q, want none", summary(acts))
 	}
@@ -240,7 +240,7 @@ func TestPlanNeverTouchesUnmanaged(t *testing.T) {
 	staleImp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "gone",
 		Labels:      map[string]string{names.ManagedByLabel: names.ManagedByValue},
 		Annotations: map[string]string{names.DerivedServiceAnnotation: "derived-gone"}}}
-	obs := Observed{Now: now, Clusters: []ClusterState{member("m1", unmanagedImp, unmanagedSvc, unmanagedSlice, exposeImp, staleImp)}}
+	obs := Observed{Now: now, Clusters: []ObservedCluster{member("m1", unmanagedImp, unmanagedSvc, unmanagedSlice, exposeImp, staleImp)}}
 	acts := Plan(obs, Compute(obs))
 	if got, want := summary(acts), []string{"m1 delete ServiceImport demo/gone"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("actions %q, want %q", got, want)
@@ -258,7 +258,7 @@ func TestPlanNeverTouchesUnmanaged(t *testing.T) {
 }
 
 func TestPlanExportConditions(t *testing.T) {
-	obs := Observed{Now: now, Clusters: []ClusterState{member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0))}}
+	obs := Observed{Now: now, Clusters: []ObservedCluster{member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0))}}
 	if _, left := converge(&obs, 5); len(left) != 0 {
 		t.Fatal("did not converge")
 	}
@@ -315,7 +315,7 @@ func TestPlanExportConditions(t *testing.T) {
 }
 
 func TestPlanDropsLabelsWeSetEarlier(t *testing.T) {
-	obs := Observed{Now: now, Clusters: []ClusterState{member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0))}}
+	obs := Observed{Now: now, Clusters: []ObservedCluster{member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0))}}
 	obs.Clusters[0].ServiceExports[0].Spec.ExportedLabels = map[string]string{"tier": "web"}
 	if _, left := converge(&obs, 5); len(left) != 0 {
 		t.Fatal("did not converge")
@@ -337,7 +337,7 @@ func TestPlanDropsLabelsWeSetEarlier(t *testing.T) {
 }
 
 func TestPlanHeadlessSwitchReplacesService(t *testing.T) {
-	obs := Observed{Now: now, Clusters: []ClusterState{member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0))}}
+	obs := Observed{Now: now, Clusters: []ObservedCluster{member("m1", mkService("demo", "serve"), mkExport("demo", "serve", 0))}}
 	if _, left := converge(&obs, 5); len(left) != 0 {
 		t.Fatal("did not converge")
 	}

@@ -12,7 +12,7 @@ import (
 
 // exporter is a member exporting shop/cart with ports, its export created at minute created, and
 // one source slice whose ports the EndpointSlice controller named after the Service's.
-func exporter(id string, created int, addr string, ports ...corev1.ServicePort) ClusterState {
+func exporter(id string, created int, addr string, ports ...corev1.ServicePort) ObservedCluster {
 	svc := mkService("shop", "cart", ports...)
 	sl := mkSlice("shop", "cart", "cart-"+id, addr)
 	sl.Ports = slicePorts(svc)
@@ -21,7 +21,7 @@ func exporter(id string, created int, addr string, ports ...corev1.ServicePort) 
 	return c
 }
 
-func importer(id string) ClusterState {
+func importer(id string) ObservedCluster {
 	c := member(id)
 	c.Namespaces = append(c.Namespaces, "shop")
 	return c
@@ -58,7 +58,7 @@ func port(name string, n int32, proto corev1.Protocol) corev1.ServicePort {
 // create service clusterip cart --tcp=8080:8080`. The derived Service of two ports names both,
 // the copies name theirs alike, and the conflict says which export each port came from.
 func TestUnnamedPortInAUnion(t *testing.T) {
-	obs := Observed{Now: now, Clusters: []ClusterState{
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
 		exporter("member3", 0, "10.3.0.1", port("", 80, "")),
 		exporter("member1", 5, "10.1.0.1", port("8080-8080", 8080, corev1.ProtocolTCP)),
 		importer("member2"),
@@ -86,7 +86,7 @@ func TestUnnamedPortInAUnion(t *testing.T) {
 
 	// From the single unnamed port of member3 alone, as the derived Service was before member1
 	// exported, the update names it: no write the apiserver refuses on the way.
-	alone := Observed{Now: now, Clusters: []ClusterState{obs.Clusters[0], importer("member2")}}
+	alone := Observed{Now: now, Clusters: []ObservedCluster{obs.Clusters[0], importer("member2")}}
 	if _, left := converge(&alone, 6); len(left) != 0 {
 		t.Fatalf("no convergence: %q", summary(left))
 	}
@@ -152,7 +152,7 @@ func TestPortNamesInAUnion(t *testing.T) {
 		svc: []string{"http:80/TCP", "grpc:9090/TCP"}, copies: map[string][]string{"a": {"http"}, "b": {"grpc"}}, conflicts: 1,
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
-			obs := Observed{Now: now, Clusters: []ClusterState{
+			obs := Observed{Now: now, Clusters: []ObservedCluster{
 				exporter("a", 0, "10.1.0.1", tc.oldest...), exporter("b", 1, "10.2.0.1", tc.newer...), importer("c")}}
 			d := Compute(obs)
 			checkValid(t, d)
@@ -176,7 +176,7 @@ func TestPortNamesInAUnion(t *testing.T) {
 
 // The copies of an invalid source (two ports of one name) still name each port once.
 func TestCopyNamesEachPortOnce(t *testing.T) {
-	obs := Observed{Now: now, Clusters: []ClusterState{exporter("a", 0, "10.1.0.1", port("http", 80, "")), importer("b")}}
+	obs := Observed{Now: now, Clusters: []ObservedCluster{exporter("a", 0, "10.1.0.1", port("http", 80, "")), importer("b")}}
 	sl := obs.Clusters[0].EndpointSlices[0]
 	sl.Ports = append(sl.Ports, sl.Ports[0])
 	d := Compute(obs)

@@ -76,7 +76,7 @@ func TestSummarizeOldestWins(t *testing.T) {
 	e1, e2 := mkExport("demo", "web", 5), mkExport("demo", "web", 1)
 	headless := mkService("demo", "web")
 	headless.Spec.ClusterIP = "None"
-	obs := Observed{Now: now, Clusters: []ClusterState{
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
 		member("member1", e1, mkService("demo", "web")),
 		member("member2", e2, headless),
 		member("member3", mkExport("demo", "web", 0)), // no Service

@@ -15,7 +15,7 @@ import (
 type Observed struct {
 	// Now stamps new condition transitions; the engine never reads the clock.
 	Now      metav1.Time
-	Clusters []ClusterState
+	Clusters []ObservedCluster
 	// FieldManager is the server-side apply manager the writer uses (default names.FieldManager).
 	// Plan reads managedFields with it to notice labels/annotations we set earlier and must drop.
 	FieldManager string
@@ -53,8 +53,8 @@ type Pruner interface {
 	Prune(obj map[string]any) []string
 }
 
-// ClusterState is one member cluster. IDs must be unique within an Observed.
-type ClusterState struct {
+// ObservedCluster is one member cluster. IDs must be unique within an Observed.
+type ObservedCluster struct {
 	ID string
 	// Reachable false means the cache holds last-known objects: they still act as sources, but
 	// nothing is desired in or written to the cluster and it does not count for Ready.

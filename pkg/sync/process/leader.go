@@ -74,7 +74,7 @@ func readiness(s probeState) (bool, string) {
 
 // Elector is one replica's part in the leader election, and its state for /readyz and the log.
 type Elector struct {
-	member *clusterset.Member
+	member *clusterset.Connection
 	mu     sync.Mutex
 	lease  leaseState
 	lead   bool
@@ -194,7 +194,7 @@ func ReadyzHandler(e *Elector, ready <-chan struct{}) http.HandlerFunc {
 }
 
 // NewElector is a replica's part in the election of the Lease in member m.
-func NewElector(m *clusterset.Member) *Elector {
+func NewElector(m *clusterset.Connection) *Elector {
 	return &Elector{member: m, lease: leaseState{Cluster: m.ID}}
 }
 

@@ -56,7 +56,7 @@ func TestObservedLock(t *testing.T) {
 		}
 		return false, nil, nil
 	})
-	e := &Elector{member: &clusterset.Member{Ref: clusterset.Ref{Context: "member1", ID: "member1"}}, lease: leaseState{Cluster: "member1"}}
+	e := &Elector{member: &clusterset.Connection{Ref: clusterset.Ref{Context: "member1", ID: "member1"}}, lease: leaseState{Cluster: "member1"}}
 	lock := &observedLock{e: e, Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: "kube-system"},
 		Client:     client.CoordinationV1(),

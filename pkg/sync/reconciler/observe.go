@@ -35,7 +35,7 @@ func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []s
 			obs.Evicted = append(obs.Evicted, m.ID) // its endpoints leave the other clusters
 			continue
 		}
-		cs := engine.ClusterState{ID: m.ID, Reachable: st.Reachable, ImportSchema: m.importSchema, ExportSchema: m.exportSchema}
+		cs := engine.ObservedCluster{ID: m.ID, Reachable: st.Reachable, ImportSchema: m.importSchema, ExportSchema: m.exportSchema}
 		// A terminating namespace imports nothing: creates there would fail until it is gone.
 		if n, err := m.Namespace(ns); err == nil && n.DeletionTimestamp == nil && n.Status.Phase != corev1.NamespaceTerminating {
 			cs.Namespaces = []string{ns}

@@ -19,14 +19,14 @@ import (
 
 // readMember is a member whose caches synced, holding objs (typed, or unstructured for an
 // export that does not decode) and namespace demo in phase nsPhase.
-func readMember(t *testing.T, id string, nsPhase corev1.NamespacePhase, objs ...any) *cluster {
+func readMember(t *testing.T, id string, nsPhase corev1.NamespacePhase, objs ...any) *target {
 	t.Helper()
 	objs = append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Status: corev1.NamespaceStatus{Phase: nsPhase}})
-	m, err := member.Joined(&clusterset.Member{Ref: clusterset.Ref{Context: id, ID: id}}, mcsapi.V1beta1, objs...)
+	m, err := member.Joined(&clusterset.Connection{Ref: clusterset.Ref{Context: id, ID: id}}, mcsapi.V1beta1, objs...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &cluster{Member: m}
+	return &target{Cache: m}
 }
 
 func svcObj(ns, name string) *corev1.Service {
@@ -41,8 +41,8 @@ func TestObserveMembership(t *testing.T) {
 	bad := &unstructured.Unstructured{Object: map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceExport",
 		"metadata": map[string]any{"namespace": "demo", "name": "serve"}, "spec": "not an object"}}
 	good := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", CreationTimestamp: metav1.Now()}}
-	unsynced := &cluster{Member: member.New([]*clusterset.Member{{Ref: clusterset.Ref{Context: "m4", ID: "m4"}}}, member.Config{})[0]}
-	r := &Reconciler{opts: Options{UnreachableTimeout: time.Minute}, now: time.Now, clusters: []*cluster{
+	unsynced := &target{Cache: member.New([]*clusterset.Connection{{Ref: clusterset.Ref{Context: "m4", ID: "m4"}}}, member.Config{})[0]}
+	r := &Reconciler{opts: Options{UnreachableTimeout: time.Minute}, now: time.Now, clusters: []*target{
 		readMember(t, "m1", corev1.NamespaceActive, bad, svcObj("demo", "serve")),
 		readMember(t, "m2", corev1.NamespaceActive, good, svcObj("demo", "serve")),
 		readMember(t, "m3", corev1.NamespaceTerminating),

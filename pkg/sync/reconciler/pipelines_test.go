@@ -79,7 +79,7 @@ func fakeAPIServer(id string, delay time.Duration, mu *sync.Mutex, log *[]write,
 // export's status is still written once, after every import, with Ready true.
 // oneExporter is demo/serve exported from m1 (one slice, one ready endpoint), with m2 and m3
 // holding the namespace.
-func oneExporter(t *testing.T) []*cluster {
+func oneExporter(t *testing.T) []*target {
 	svc := svcObj("demo", "serve")
 	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", ResourceVersion: "3", CreationTimestamp: metav1.Now()}}
 	port, proto, ready := int32(80), corev1.ProtocolTCP, true
@@ -87,7 +87,7 @@ func oneExporter(t *testing.T) []*cluster {
 		Labels: map[string]string{discoveryv1.LabelServiceName: "serve"}}, AddressType: discoveryv1.AddressTypeIPv4,
 		Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.1.0.5"}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}},
 		Ports:     []discoveryv1.EndpointPort{{Name: ptr("http"), Port: &port, Protocol: &proto}}}
-	return []*cluster{
+	return []*target{
 		readMember(t, "m1", corev1.NamespaceActive, svc, exp, slice),
 		readMember(t, "m2", corev1.NamespaceActive),
 		readMember(t, "m3", corev1.NamespaceActive),

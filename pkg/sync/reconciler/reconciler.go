@@ -43,7 +43,7 @@ type Options struct {
 }
 
 // SchemaLoader reads the served ServiceImport and ServiceExport schemas of mcs-api version v.
-type SchemaLoader func(ctx context.Context, m *clusterset.Member, v string) (imp, exp engine.Pruner, err error)
+type SchemaLoader func(ctx context.Context, m *clusterset.Connection, v string) (imp, exp engine.Pruner, err error)
 
 // Change is one write the reconciler made (or would make, under dry run).
 type Change struct {
@@ -56,7 +56,7 @@ type key = types.NamespacedName
 // Reconciler keeps the clusterset in sync.
 type Reconciler struct {
 	opts     Options
-	clusters []*cluster
+	clusters []*target
 	queue    workqueue.TypedRateLimitingInterface[key]
 	writes   atomic.Int64
 
@@ -73,7 +73,7 @@ type Reconciler struct {
 }
 
 // New prepares a reconciler over the members; unreachable ones are kept as such.
-func New(members []*clusterset.Member, opts Options) *Reconciler {
+func New(members []*clusterset.Connection, opts Options) *Reconciler {
 	if opts.FieldManager == "" {
 		opts.FieldManager = names.FieldManager
 	}
@@ -105,9 +105,9 @@ func (r *Reconciler) Start(ctx context.Context) {
 // or the timeout. Members that have not joined are not read: their recorded exports stand, and
 // they join when they can.
 func (r *Reconciler) WaitForSync(ctx context.Context, timeout time.Duration) {
-	ms := make([]*member.Member, len(r.clusters))
+	ms := make([]*member.Cache, len(r.clusters))
 	for i, c := range r.clusters {
-		ms[i] = c.Member
+		ms[i] = c.Cache
 	}
 	member.Wait(ctx, ms, timeout)
 }
@@ -350,7 +350,7 @@ func firstKindPerCluster(actions []engine.Action) [][]engine.Action {
 	return out
 }
 
-func (r *Reconciler) cluster(id string) *cluster {
+func (r *Reconciler) cluster(id string) *target {
 	for _, c := range r.clusters {
 		if c.ID == id {
 			return c

@@ -75,7 +75,7 @@ func (r *Reconciler) tellChanges(k key) {
 }
 
 // recordConflictEvent emits an Event on a ServiceExport whose Conflict condition changes.
-func (r *Reconciler) recordConflictEvent(m *cluster, obs engine.Observed, a engine.Action) {
+func (r *Reconciler) recordConflictEvent(m *target, obs engine.Observed, a engine.Action) {
 	want, _ := a.Object.(*mcsv1beta1.ServiceExport)
 	if want == nil {
 		return

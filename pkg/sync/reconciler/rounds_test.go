@@ -45,7 +45,7 @@ func TestDroppedFieldIsBounded(t *testing.T) {
 	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", CreationTimestamp: metav1.Now()}}
 	m := readMember(t, "m1", corev1.NamespaceActive, svc, exp, imp)
 	m.Dynamic = dyn
-	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: []*cluster{m},
+	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: []*target{m},
 		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
 
@@ -114,7 +114,7 @@ func TestRefusedApplyIsAnError(t *testing.T) {
 	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", CreationTimestamp: metav1.Now()}}
 	m := readMember(t, "m1", corev1.NamespaceActive, svcObj("demo", "serve"), exp, imp)
 	m.Dynamic = dyn
-	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: []*cluster{m},
+	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: []*target{m},
 		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
 		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
 	held["serviceimports/serve"] = map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceImport",

@@ -38,7 +38,7 @@ type writeKind struct {
 	apiVersion func(mcsVersion string) string
 	kind       string
 	decode     func(*unstructured.Unstructured) (metav1.Object, error)
-	observed   func(engine.ClusterState) []metav1.Object
+	observed   func(engine.ObservedCluster) []metav1.Object
 }
 
 func mcsKind(resource, kind string) (func(string) schema.GroupVersionResource, func(string) string, string) {
@@ -57,13 +57,13 @@ var writeKinds = func() map[string]writeKind {
 	sl, slAV := fixed(schema.GroupVersionResource{Group: "discovery.k8s.io", Version: "v1", Resource: "endpointslices"})
 	return map[string]writeKind{
 		snapshot.KindServiceImport: {si, siAV, siKind, decodeAs[mcsv1beta1.ServiceImport],
-			func(c engine.ClusterState) []metav1.Object { return asObjects(c.ServiceImports) }},
+			func(c engine.ObservedCluster) []metav1.Object { return asObjects(c.ServiceImports) }},
 		snapshot.KindService: {svc, svcAV, "Service", decodeAs[corev1.Service],
-			func(c engine.ClusterState) []metav1.Object { return asObjects(c.Services) }},
+			func(c engine.ObservedCluster) []metav1.Object { return asObjects(c.Services) }},
 		snapshot.KindEndpointSlice: {sl, slAV, "EndpointSlice", decodeAs[discoveryv1.EndpointSlice],
-			func(c engine.ClusterState) []metav1.Object { return asObjects(c.EndpointSlices) }},
+			func(c engine.ObservedCluster) []metav1.Object { return asObjects(c.EndpointSlices) }},
 		snapshot.KindServiceExport: {se, seAV, seKind, decodeAs[mcsv1beta1.ServiceExport],
-			func(c engine.ClusterState) []metav1.Object { return asObjects(c.ServiceExports) }},
+			func(c engine.ObservedCluster) []metav1.Object { return asObjects(c.ServiceExports) }},
 	}
 }()
 

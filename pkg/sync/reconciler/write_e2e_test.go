@@ -30,7 +30,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
-func realMember(t *testing.T, ctxName string) *clusterset.Member {
+func realMember(t *testing.T, ctxName string) *clusterset.Connection {
 	t.Helper()
 	kc := os.Getenv("E2E_KUBECONFIG")
 	if kc == "" {
@@ -41,7 +41,7 @@ func realMember(t *testing.T, ctxName string) *clusterset.Member {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := &clusterset.Member{Ref: clusterset.Ref{Context: ctxName, ID: ctxName}, Config: cfg}
+	m := &clusterset.Connection{Ref: clusterset.Ref{Context: ctxName, ID: ctxName}, Config: cfg}
 	m.Client = kubernetes.NewForConfigOrDie(cfg)
 	m.Dynamic = dynamic.NewForConfigOrDie(cfg)
 	m.Discovery = m.Client.Discovery()
@@ -49,7 +49,7 @@ func realMember(t *testing.T, ctxName string) *clusterset.Member {
 }
 
 // realMemberNamespace is member2 and a fresh namespace there, removed when the test ends.
-func realMemberNamespace(t *testing.T, prefix string) (*clusterset.Member, string) {
+func realMemberNamespace(t *testing.T, prefix string) (*clusterset.Connection, string) {
 	t.Helper()
 	cm := realMember(t, "member2")
 	ctx := context.Background()
@@ -84,19 +84,19 @@ func TestWritesNeverTakeOver(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := New([]*clusterset.Member{cm}, Options{})
+	r := New([]*clusterset.Connection{cm}, Options{})
 	joined, err := member.Joined(cm, mcsapi.V1beta1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.clusters[0].Member = joined
+	r.clusters[0].Cache = joined
 	// What a stale cache saw: nothing for the creates; for the update and the delete, objects of
 	// ours with the same names that were since replaced by the user's.
 	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web"}
 	staleSvc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns, UID: "1d0f7e7e-0000-4000-8000-000000000001", Labels: managed}}
 	staleSlice := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-member1-abc", Namespace: ns,
 		UID: "1d0f7e7e-0000-4000-8000-000000000002", Labels: managed}}
-	obs := engine.Observed{Clusters: []engine.ClusterState{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
+	obs := engine.Observed{Clusters: []engine.ObservedCluster{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
 		Services: []*corev1.Service{staleSvc}, EndpointSlices: []*discoveryv1.EndpointSlice{staleSlice}}}}}
 
 	wantImp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns,
@@ -156,12 +156,12 @@ func TestWritesNeverTakeOver(t *testing.T) {
 func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 	cm, ns := realMemberNamespace(t, "e2e-handover-")
 	ctx := context.Background()
-	r := New([]*clusterset.Member{cm}, Options{})
+	r := New([]*clusterset.Connection{cm}, Options{})
 	joined, err := member.Joined(cm, mcsapi.V1beta1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.clusters[0].Member = joined
+	r.clusters[0].Cache = joined
 
 	for _, tc := range []struct {
 		name  string
@@ -190,7 +190,7 @@ func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 		if handOverInPlace(cached, names.FieldManager) == nil {
 			t.Fatalf("%s: no in-place hand-over for a create's only entry: %+v", tc.name, cached.ManagedFields)
 		}
-		obs := engine.Observed{Clusters: []engine.ClusterState{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
+		obs := engine.Observed{Clusters: []engine.ObservedCluster{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
 			Services: []*corev1.Service{cached}}}}}
 
 		update := want.DeepCopy()

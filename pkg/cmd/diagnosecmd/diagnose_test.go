@@ -1,4 +1,4 @@
-package diagnose
+package diagnosecmd
 
 import (
 	"bytes"
@@ -8,13 +8,14 @@ import (
 	"k8s.io/cli-runtime/pkg/genericiooptions"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/diagnose"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
 // diagnose SERVICE of a service no member holds fails in one line naming it, as status SERVICE
 // does, instead of printing "N passed" and exiting 0.
 func TestFinish(t *testing.T) {
-	clusters := []status.ClusterInfo{{Name: "member1", State: status.ClusterReachable}, {Name: "member2", State: status.ClusterReachable}}
+	clusters := []status.ClusterInfo{{Name: "member1", State: snapshot.Reachable}, {Name: "member2", State: snapshot.Reachable}}
 	ok := diagnose.Result{Check: diagnose.CheckReachable, Cluster: "member1", Severity: diagnose.OK, Message: "the API server answers"}
 	down := diagnose.Result{Check: diagnose.CheckReachable, Cluster: "member2", Severity: diagnose.Fail, Message: "unreachable", Fix: "start it"}
 	const notFound = "service demo/nosuch is neither exported nor imported in any cluster that could be read (member1, member2)"

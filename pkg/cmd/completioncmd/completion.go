@@ -1,7 +1,7 @@
 // Package completion implements `kubectl mcs completion` and the dynamic completion of flag values
 // and arguments (kubeconfig contexts, namespaces, Services) that kubectl's plugin completion asks
 // the plugin for.
-package completion
+package completioncmd
 
 import (
 	"fmt"

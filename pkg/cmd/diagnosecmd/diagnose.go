@@ -1,6 +1,6 @@
 // Package diagnose implements `kubectl mcs diagnose`: every link of the multi-cluster service
 // chain checked, in every member, with the fix for each broken one. It only reads.
-package diagnose
+package diagnosecmd
 
 import (
 	"context"
@@ -222,7 +222,7 @@ func (o *Options) failing(rep *diagnose.Report) string {
 func (o *Options) once(ctx context.Context) *diagnose.Report {
 	members := o.loader.Connect(ctx, o.refs)
 	s := &diagnose.Snapshot{Now: time.Now(), Namespace: o.namespace, Service: o.Service}
-	s.Members = diagnose.Read(ctx, members, o.namespace, o.Service, o.ChunkSize)
+	s.Clusters = diagnose.Read(ctx, members, o.namespace, o.Service, o.ChunkSize)
 	if o.KarmadaContext != "" {
 		s.Karmada = o.readKarmada(ctx)
 	}

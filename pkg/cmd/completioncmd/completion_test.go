@@ -1,4 +1,4 @@
-package completion_test
+package completioncmd_test
 
 import (
 	"bytes"
@@ -19,7 +19,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/completion"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/completioncmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
@@ -133,7 +133,7 @@ func TestCompletion(t *testing.T) {
 	})
 	t.Run("completion shells", func(t *testing.T) {
 		got, _ := complete(t, "completion", "")
-		expect(t, got, completion.Shells...)
+		expect(t, got, completioncmd.Shells...)
 	})
 	t.Run("--context", func(t *testing.T) {
 		got, d := complete(t, k, "sync", "--context", "mem")
@@ -203,7 +203,7 @@ func TestCompletion(t *testing.T) {
 }
 
 func TestCompletionCommand(t *testing.T) {
-	for _, shell := range completion.Shells {
+	for _, shell := range completioncmd.Shells {
 		var out bytes.Buffer
 		root := cmd.NewCmdMCS(genericiooptions.IOStreams{In: strings.NewReader(""), Out: &out, ErrOut: &out})
 		root.SetArgs([]string{"completion", shell})
@@ -214,7 +214,7 @@ func TestCompletionCommand(t *testing.T) {
 			t.Errorf("completion %s: no completion code for kubectl-mcs:\n%.300s", shell, out.String())
 		}
 	}
-	o := &completion.Options{}
+	o := &completioncmd.Options{}
 	if err := o.Complete([]string{"tcsh"}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package unexpose implements `kubectl mcs unexpose`.
-package unexpose
+package unexposecmd
 
 import (
 	"context"

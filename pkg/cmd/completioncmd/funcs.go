@@ -1,4 +1,4 @@
-package completion
+package completioncmd
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package unexpose
+package unexposecmd
 
 import (
 	"bytes"

@@ -1,5 +1,5 @@
 // Package expose implements `kubectl mcs expose`.
-package expose
+package exposecmd
 
 import (
 	"context"

@@ -1,5 +1,5 @@
 // Package version implements `kubectl mcs version`.
-package version
+package versioncmd
 
 import (
 	"encoding/json"

@@ -14,10 +14,10 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
-// cluster is one member as sync uses it: the member layer's caches and lifecycle (pkg/member),
+// target is one member as sync reads and writes it: its caches and lifecycle (member.Cache),
 // what this process wrote there lately, and the schemas it serves.
-type cluster struct {
-	*member.Member
+type target struct {
+	*member.Cache
 	recent recent  // our writes the informers have not shown yet
 	events *events // nil without a client
 	// The member's served ServiceImport/ServiceExport schemas (nil: declare everything), set
@@ -27,8 +27,8 @@ type cluster struct {
 
 // newClusters wraps the members; an event decides its service again, a namespace event every
 // service in it, a member joining or changing reachability every service.
-func (r *Reconciler) newClusters(members []*clusterset.Member) {
-	byMember := map[*member.Member]*cluster{}
+func (r *Reconciler) newClusters(members []*clusterset.Connection) {
+	byMember := map[*member.Cache]*target{}
 	var cached func(cluster, kind string, objects, bytes int)
 	if r.opts.Metrics != nil {
 		cached = r.opts.Metrics.cached
@@ -39,11 +39,11 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 		Now:           r.now,
 		FieldManager:  r.opts.FieldManager,
 		Cached:        cached,
-		BeforeStart: func(ctx context.Context, m *member.Member, v string) error {
+		BeforeStart: func(ctx context.Context, m *member.Cache, v string) error {
 			if r.opts.LoadSchemas == nil {
 				return nil
 			}
-			imp, exp, err := r.opts.LoadSchemas(ctx, m.Member, v)
+			imp, exp, err := r.opts.LoadSchemas(ctx, m.Connection, v)
 			if err != nil {
 				return fmt.Errorf("reading the served mcs-api schemas: %w", err)
 			}
@@ -52,7 +52,7 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 			return nil
 		},
 		Handlers: member.Handlers{
-			Object: func(m *member.Member, kind string, svc types.NamespacedName, obj any, deleted bool) {
+			Object: func(m *member.Cache, kind string, svc types.NamespacedName, obj any, deleted bool) {
 				if o, ok := obj.(metav1.Object); ok {
 					switch {
 					case deleted:
@@ -72,7 +72,7 @@ func (r *Reconciler) newClusters(members []*clusterset.Member) {
 		},
 	})
 	for _, m := range ms {
-		c := &cluster{Member: m}
+		c := &target{Cache: m}
 		if m.Client != nil && !r.opts.DryRun {
 			c.events = newEvents(m.ID, m.Client)
 		}
