@@ -83,16 +83,18 @@ type Results struct {
 	Load          string  `json:"load,omitempty"`
 	FloorFraction float64 `json:"floor_fraction,omitempty"`
 
-	BusyRate            float64 `json:"busy_changes_per_s,omitempty"`
-	BusySamples         int     `json:"busy_samples,omitempty"`
-	BusyP50             float64 `json:"busy_p50_ms,omitempty"`
-	BusyP99             float64 `json:"busy_p99_ms,omitempty"`
-	BusyFloorP50        float64 `json:"busy_floor_p50_ms,omitempty"`
-	BusyFloorP99        float64 `json:"busy_floor_p99_ms,omitempty"`
-	BusyFanOutP50       float64 `json:"busy_fan_out_floor_p50_ms,omitempty"`
-	BusyWritesPerChange float64 `json:"busy_writes_per_change,omitempty"`
-	BusyWritesPerS      float64 `json:"busy_writes_per_s,omitempty"`
-	BusyError           string  `json:"busy_error,omitempty"`
+	BusyRate    float64 `json:"busy_changes_per_s,omitempty"`
+	BusySamples int     `json:"busy_samples,omitempty"`
+	BusyP50     float64 `json:"busy_p50_ms,omitempty"`
+	BusyP99     float64 `json:"busy_p99_ms,omitempty"`
+	// BusyLatencies are the samples in the order taken (ms): p99 of a few is their slowest.
+	BusyLatencies       []float64 `json:"busy_latencies_ms,omitempty"`
+	BusyFloorP50        float64   `json:"busy_floor_p50_ms,omitempty"`
+	BusyFloorP99        float64   `json:"busy_floor_p99_ms,omitempty"`
+	BusyFanOutP50       float64   `json:"busy_fan_out_floor_p50_ms,omitempty"`
+	BusyWritesPerChange float64   `json:"busy_writes_per_change,omitempty"`
+	BusyWritesPerS      float64   `json:"busy_writes_per_s,omitempty"`
+	BusyError           string    `json:"busy_error,omitempty"`
 	// What a plain client carrying the same churn achieved (busyFloor).
 	BusyBed *bedCapacity `json:"busy_bed,omitempty"`
 

@@ -39,9 +39,14 @@ func convergePolling(services, clusters int) (every, limit time.Duration) {
 func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.Time, watchers map[string]*seer) (lat, floor, fanOut []float64, err error) {
 	target := watchers[b.members[len(b.members)-1].name]
 	for j := from; j < from+n && (until.IsZero() || time.Now().Before(until)); j++ {
+		start := time.Now()
 		d, err := b.propagate(ctx, j, target)
 		if err != nil {
 			return nil, nil, nil, err
+		}
+		if d > slowSample {
+			// To find in sync's log (its lines carry the time of each write) what held it up.
+			logf("sample %d (%s) took %.0f ms from %s", j, svcName(j%b.services), d, start.UTC().Format("15:04:05.000"))
 		}
 		lat = append(lat, d)
 		if d, err = b.hop(ctx, j, watchers); err != nil {
@@ -55,6 +60,9 @@ func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.T
 	}
 	return lat, floor, fanOut, nil
 }
+
+// slowSample is the latency, in ms, past which a sample is logged with its service and start.
+const slowSample = 5000
 
 // busySamples: a quarter of the idle ones (at least 10), started within busyWindow. When the
 // clusterset cannot absorb busyRate changes a second, each sample waits behind a growing queue,
@@ -113,6 +121,7 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 	res.BusyFloorP50, res.BusyFloorP99 = percentile(floor, 50), percentile(floor, 99)
 	res.BusyFanOutP50 = percentile(fanOut, 50)
 	res.BusySamples = len(lat)
+	res.BusyLatencies = lat
 	res.BusyWritesPerChange = float64(after-before) / float64(changes.Load()+int64(len(lat)))
 	logf("busy: p50 %.1f ms (floor %.1f), %.0f changes/s, sync wrote %.0f/s, %.2f writes per change", res.BusyP50, res.BusyFloorP50, res.BusyRate, res.BusyWritesPerS, res.BusyWritesPerChange)
 	logf("busy floor: a plain client carrying the same churn for %v, sync idle", busyWindow)
