@@ -5,6 +5,7 @@ import (
 
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
@@ -51,5 +52,24 @@ func TestCachedSums(t *testing.T) {
 	m.handler(snapshot.KindServiceExport).OnAdd(e, false)
 	if s := got["member1/ServiceExport"]; s == nil || s.objects != 1 || s.bytes < len(`{"metadata":{"name":"web","namespace":"ns"}`) {
 		t.Errorf("an export: %+v", s)
+	}
+}
+
+// A relist's update of an object whose version did not change queues nothing; a new version does.
+func TestUpdateOfSameVersionIsNotPassedOn(t *testing.T) {
+	var seen []string
+	m := &Cache{Connection: &clusterset.Connection{Ref: clusterset.Ref{ID: "member1"}}, cfg: Config{Handlers: Handlers{
+		Object: func(_ *Cache, kind string, svc types.NamespacedName, obj any, deleted bool) {
+			seen = append(seen, obj.(metav1.Object).GetResourceVersion())
+		}}}}
+	at := func(rv string) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", ResourceVersion: rv,
+			Labels: map[string]string{discoveryv1.LabelServiceName: "web"}}}
+	}
+	h := m.handler(snapshot.KindEndpointSlice)
+	h.OnUpdate(at("5"), at("5"))
+	h.OnUpdate(at("5"), at("6"))
+	if len(seen) != 1 || seen[0] != "6" {
+		t.Errorf("handled %v, want only the new version [6]", seen)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -290,6 +291,13 @@ func (m *Cache) handler(kind string) cache.ResourceEventHandler {
 		},
 		UpdateFunc: func(old, obj any) {
 			m.count(kind, old, obj)
+			// A relist delivers every object again; one whose version did not change says
+			// nothing new (as in sample-controller).
+			if o, ok := old.(metav1.Object); ok {
+				if n, ok := obj.(metav1.Object); ok && o.GetResourceVersion() == n.GetResourceVersion() {
+					return
+				}
+			}
 			on(obj, false)
 		},
 		DeleteFunc: func(obj any) {

@@ -70,12 +70,27 @@ func (r *recent) gone(kind string, o metav1.Object) {
 
 // echo reports whether o is, exactly, an object this process wrote and still remembers: the
 // watch event that brings it decides nothing new, since the sync that wrote it decided again from
-// what the write returned (its rounds run until nothing is left to write).
+// what the write returned (its rounds run until nothing is left to write). The record is then
+// forgotten: the informer's store, updated before its handlers run, holds the object now. Kept,
+// it would stay until its service is synced again, a second copy of every object we wrote that
+// each overlay of its namespace walks.
 func (r *recent) echo(kind string, o metav1.Object) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	w, ok := r.objs[recentKey(kind, o.GetNamespace(), o.GetName())]
-	return ok && !w.deleted && w.obj.GetUID() == o.GetUID() && w.rv == rv(o) && w.rv != 0
+	k := recentKey(kind, o.GetNamespace(), o.GetName())
+	w, ok := r.objs[k]
+	if !ok || w.deleted || w.obj.GetUID() != o.GetUID() || w.rv != rv(o) || w.rv == 0 {
+		return false
+	}
+	delete(r.objs, k)
+	return true
+}
+
+// len is how many writes are remembered.
+func (r *recent) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.objs)
 }
 
 // overlay returns the cached objects of one kind in ns with our newer writes in place of what the

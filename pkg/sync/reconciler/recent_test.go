@@ -128,7 +128,6 @@ func TestEcho(t *testing.T) {
 		obj  *corev1.Service
 		want bool
 	}{
-		{"our write", "Service", other("7", "u1"), true},
 		{"an older version", "Service", other("5", "u1"), false},
 		{"a newer version, somebody else's", "Service", other("9", "u1"), false},
 		{"another object of that name", "Service", other("7", "u2"), false},
@@ -138,6 +137,19 @@ func TestEcho(t *testing.T) {
 			t.Errorf("%s: echo %v, want %v", c.name, got, c.want)
 		}
 	}
+	if r.len() != 1 {
+		t.Fatalf("%d writes remembered after events that were not their echo, want 1", r.len())
+	}
+	if !r.echo("Service", other("7", "u1")) {
+		t.Error("our write's event is not taken for its echo")
+	}
+	if n := r.len(); n != 0 {
+		t.Errorf("%d writes remembered after the echo, want none: the cache holds the object now", n)
+	}
+	if r.echo("Service", other("7", "u1")) {
+		t.Error("a second event of the same version is taken for an echo of a write forgotten")
+	}
+	r.wrote("Service", a)
 	r.deleted("Service", a)
 	if r.echo("Service", other("7", "u1")) {
 		t.Error("an object we deleted is taken for an echo")
