@@ -171,17 +171,32 @@ func clusterOf(answer string) string {
 }
 
 // answeredBy makes n requests and counts the answers by cluster ("" counts failures).
-func answeredBy(n int, request func() (string, bool)) map[string]int {
-	seen := map[string]int{}
+func answeredBy(n int, request func() (string, bool)) answers {
+	a := answers{seen: map[string]int{}}
 	for i := 0; i < n; i++ {
-		a, ok := request()
+		out, ok := request()
 		if !ok {
-			seen[""]++
+			a.seen[""]++
+			a.failed = append(a.failed, out)
 			continue
 		}
-		seen[clusterOf(a)]++
+		a.seen[clusterOf(out)]++
 	}
-	return seen
+	return a
+}
+
+// answers counts the requests by the cluster that answered ("": none), and keeps what the failed
+// ones said, for the test's message.
+type answers struct {
+	seen   map[string]int
+	failed []string
+}
+
+func (a answers) String() string {
+	if len(a.failed) == 0 {
+		return fmt.Sprint(a.seen)
+	}
+	return fmt.Sprintf("%v; failed: %q", a.seen, a.failed)
 }
 
 // clusterIP is the cluster IP of the derived Service sync made in the consumer.

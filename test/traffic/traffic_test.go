@@ -69,14 +69,14 @@ func TestTwoExporters(t *testing.T) {
 	name := clustersetName("serve", ns)
 	request := func() (string, bool) { return get(ns, name, 80) }
 	eventually(t, 90*time.Second, "member1 and member3 both answer", func() (bool, string) {
-		seen := answeredBy(20, request)
-		return seen["member1"] > 0 && seen["member3"] > 0 && seen[""] == 0, fmt.Sprint(seen)
+		a := answeredBy(20, request)
+		return a.seen["member1"] > 0 && a.seen["member3"] > 0 && a.seen[""] == 0, a.String()
 	})
 
 	unexpose(t, ns, "serve", "member3")
 	eventually(t, 60*time.Second, "only member1 answers after member3 unexports", func() (bool, string) {
-		seen := answeredBy(20, request)
-		return seen["member1"] == 20, fmt.Sprint(seen)
+		a := answeredBy(20, request)
+		return a.seen["member1"] == 20, a.String()
 	})
 }
 
@@ -107,12 +107,12 @@ func TestPortOfOneCluster(t *testing.T) {
 	expose(t, ns, "serve", members...)
 	name := clustersetName("serve", ns)
 	eventually(t, 90*time.Second, "port 80 answered by both clusters", func() (bool, string) {
-		seen := answeredBy(20, func() (string, bool) { return get(ns, name, 80) })
-		return seen["member1"] > 0 && seen["member3"] > 0 && seen[""] == 0, fmt.Sprint(seen)
+		a := answeredBy(20, func() (string, bool) { return get(ns, name, 80) })
+		return a.seen["member1"] > 0 && a.seen["member3"] > 0 && a.seen[""] == 0, a.String()
 	})
-	seen := answeredBy(20, func() (string, bool) { return get(ns, name, 81) })
-	if seen["member1"] != 20 {
-		t.Fatalf("port 81 (member1's only): answers by cluster %v, want all 20 from member1", seen)
+	a := answeredBy(20, func() (string, bool) { return get(ns, name, 81) })
+	if a.seen["member1"] != 20 {
+		t.Fatalf("port 81 (member1's only): answers by cluster %v, want all 20 from member1", a)
 	}
 }
 
