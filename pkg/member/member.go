@@ -290,14 +290,14 @@ func (m *Cache) handler(kind string) cache.ResourceEventHandler {
 			on(obj, false)
 		},
 		UpdateFunc: func(old, obj any) {
-			m.count(kind, old, obj)
 			// A relist delivers every object again; one whose version did not change says
-			// nothing new (as in sample-controller).
+			// nothing new (as in sample-controller), nor changes what the caches hold.
 			if o, ok := old.(metav1.Object); ok {
-				if n, ok := obj.(metav1.Object); ok && o.GetResourceVersion() == n.GetResourceVersion() {
+				if n, ok := obj.(metav1.Object); ok && o.GetResourceVersion() != "" && o.GetResourceVersion() == n.GetResourceVersion() {
 					return
 				}
 			}
+			m.count(kind, old, obj)
 			on(obj, false)
 		},
 		DeleteFunc: func(obj any) {

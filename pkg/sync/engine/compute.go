@@ -102,7 +102,7 @@ func readConstituents(now metav1.Time, idx []*clusterIndex, d *Desired, k key) [
 // ServiceImport yet.
 func importEverywhere(idx []*clusterIndex, d *Desired, e *exported) (pending, foreign []string) {
 	k := e.key
-	dk := key{Namespace: k.Namespace, Name: names.DerivedServiceName(k.Name)}
+	dk := key{Namespace: k.Namespace, Name: e.derived}
 	for _, ci := range idx {
 		if !ci.Reachable || !ci.ix.Namespaces[k.Namespace] {
 			continue

@@ -152,17 +152,18 @@ func (l *observedLock) Get(ctx context.Context) (*resourcelock.LeaderElectionRec
 }
 
 func (l *observedLock) Create(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
-	ctx, cancel := context.WithTimeout(ctx, leaseCallTimeout)
-	defer cancel()
-	err := l.Interface.Create(ctx, ler)
-	l.e.observe(err, ler.HolderIdentity)
-	return err
+	return l.write(ctx, ler, l.Interface.Create)
 }
 
 func (l *observedLock) Update(ctx context.Context, ler resourcelock.LeaderElectionRecord) error {
+	return l.write(ctx, ler, l.Interface.Update)
+}
+
+// write makes one bounded write of the Lease and reports its outcome.
+func (l *observedLock) write(ctx context.Context, ler resourcelock.LeaderElectionRecord, f func(context.Context, resourcelock.LeaderElectionRecord) error) error {
 	ctx, cancel := context.WithTimeout(ctx, leaseCallTimeout)
 	defer cancel()
-	err := l.Interface.Update(ctx, ler)
+	err := f(ctx, ler)
 	l.e.observe(err, ler.HolderIdentity)
 	return err
 }

@@ -86,13 +86,6 @@ func (r *recent) echo(kind string, o metav1.Object) bool {
 	return true
 }
 
-// len is how many writes are remembered.
-func (r *recent) len() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return len(r.objs)
-}
-
 // overlay returns the cached objects of one kind in ns with our newer writes in place of what the
 // cache still lacks. keep selects which remembered creations belong in the result (the same
 // filter the cache lookup used).

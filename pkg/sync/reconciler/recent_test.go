@@ -302,3 +302,10 @@ func TestHandOverDueAgreesWithCSAUpgrade(t *testing.T) {
 		t.Error("handOverDue(nil)")
 	}
 }
+
+// len is how many writes are remembered.
+func (r *recent) len() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.objs)
+}
