@@ -88,30 +88,39 @@ func (b *bench) hop(ctx context.Context, j int, seers map[string]*seer) (float64
 	return float64(t1.Sub(t0).Microseconds()) / 1000, err
 }
 
-// fanOut is hop with sync's own writes: the address goes into an EndpointSlice in the first
-// cluster, then, once seen there, into one in every cluster at once (server-side apply, as sync
-// writes its copies: every member imports), until the last cluster's watch shows it. What a
-// change costs apiservers that share the machine's cores, which the two-hop floor leaves out.
-func (b *bench) fanOut(ctx context.Context, j int, seers map[string]*seer) (float64, error) {
+// sliceHop is hop made of the writes sync makes: the address goes into an EndpointSlice in the
+// first cluster, then, once seen there, into a copy in the last cluster (a merge patch of the
+// fields sync owns, as sync writes its copies), until the last cluster's watch shows it. With every, the
+// copy is written in every cluster at once (the fan-out floor), as sync must: every member
+// imports, the first cluster too. Between them and hop, what the kind of object and the fan-out cost apiservers that
+// share the machine's cores.
+func (b *bench) sliceHop(ctx context.Context, j int, seers map[string]*seer, every bool) (float64, error) {
 	a, z := b.members[0], b.members[len(b.members)-1]
-	ip := fmt.Sprintf("10.252.%d.%d", j/250%250, j%250+1)
+	second := []*member{z}
+	ip := fmt.Sprintf("10.253.%d.%d", j/250%250, j%250+1)
+	if every {
+		second, ip = b.members, fmt.Sprintf("10.252.%d.%d", j/250%250, j%250+1)
+	}
 	chA, chZ := seers[a.name+"/floor-slices"].await(ip), seers[z.name+"/floor-slices"].await(ip)
-	body := fmt.Sprintf(`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"hop","labels":{%q:"kubectl-mcs"}},`+
+	body := fmt.Sprintf(`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"hop-copy","labels":{%q:"kubectl-mcs"}},`+
 		`"addressType":"IPv4","endpoints":[{"addresses":[%q],"conditions":{"ready":true}}]}`, discoveryv1.LabelManagedBy, ip)
-	force := true
 	write := func(m *member) error {
-		_, err := m.same.DiscoveryV1().EndpointSlices(floorNS).Patch(ctx, "hop", types.ApplyPatchType, []byte(body),
-			metav1.PatchOptions{FieldManager: "kubectl-mcs-bench", Force: &force})
+		_, err := m.same.DiscoveryV1().EndpointSlices(floorNS).Patch(ctx, "hop-copy", types.MergePatchType, []byte(body),
+			metav1.PatchOptions{FieldManager: "kubectl-mcs-bench"})
 		return err
 	}
+	// The first hop is the provider's change, an update as propagate makes it.
+	ready := true
+	src := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "hop", Labels: map[string]string{discoveryv1.LabelManagedBy: "kubectl-mcs"}},
+		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
 	t0 := time.Now()
-	if err := write(a); err != nil {
+	if _, err := a.same.DiscoveryV1().EndpointSlices(floorNS).Update(ctx, src, metav1.UpdateOptions{FieldManager: "kubectl-mcs-bench"}); err != nil {
 		return 0, err
 	}
 	if _, err := await(chA, a.name+": floor address "+ip); err != nil {
 		return 0, err
 	}
-	if err := parallel(len(b.members), len(b.members), func(i int) error { return write(b.members[i]) }); err != nil {
+	if err := parallel(len(second), len(second), func(i int) error { return write(second[i]) }); err != nil {
 		return 0, err
 	}
 	t1, err := await(chZ, z.name+": floor address "+ip)

@@ -47,7 +47,10 @@ type Results struct {
 	PropagationP99 float64 `json:"propagation_p99_ms"`
 	FloorP50       float64 `json:"floor_p50_ms"`
 	FloorP99       float64 `json:"floor_p99_ms"`
-	// The two-hop floor made of sync's own writes, its second hop in every cluster at once (fanOut).
+	// The two-hop floor made of EndpointSlices written as sync writes them (sliceHop), and the
+	// same with its second hop in every cluster at once (the fan-out floor).
+	SliceFloorP50 float64 `json:"slice_floor_p50_ms,omitempty"`
+	SliceFloorP99 float64 `json:"slice_floor_p99_ms,omitempty"`
 	FanOutP50 float64 `json:"fan_out_floor_p50_ms,omitempty"`
 	FanOutP99 float64 `json:"fan_out_floor_p99_ms,omitempty"`
 

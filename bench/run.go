@@ -131,7 +131,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	lat, floor, fanOut, err := b.samplePropagation(ctx, 0, c.samples, time.Time{}, watchers)
+	ps, err := b.samplePropagation(ctx, 0, c.samples, time.Time{}, watchers)
 	if err != nil {
 		return nil, err
 	}
@@ -141,9 +141,10 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 	b.saveMetrics(outDir + "/metrics-propagated.log")
 	res.WritesPerChange = float64(after-before) / float64(c.samples)
-	res.PropagationP50, res.PropagationP99 = percentile(lat, 50), percentile(lat, 99)
-	res.FloorP50, res.FloorP99 = percentile(floor, 50), percentile(floor, 99)
-	res.FanOutP50, res.FanOutP99 = percentile(fanOut, 50), percentile(fanOut, 99)
+	res.PropagationP50, res.PropagationP99 = percentile(ps.lat, 50), percentile(ps.lat, 99)
+	res.FloorP50, res.FloorP99 = percentile(ps.floor, 50), percentile(ps.floor, 99)
+	res.SliceFloorP50, res.SliceFloorP99 = percentile(ps.sliceFloor, 50), percentile(ps.sliceFloor, 99)
+	res.FanOutP50, res.FanOutP99 = percentile(ps.fanOut, 50), percentile(ps.fanOut, 99)
 
 	// (c) idle.
 	logf("idle for %v", c.idle)

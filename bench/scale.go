@@ -33,32 +33,44 @@ func convergePolling(services, clusters int) (every, limit time.Duration) {
 	return every, limit
 }
 
+// propagationSamples are the propagation samples and, taken right after each, its floors: the
+// two-hop floor (ConfigMaps), the slice floor (the same two hops as EndpointSlices written as
+// sync writes them) and the fan-out floor (the slice floor's second hop in every cluster).
+type propagationSamples struct {
+	lat, floor, sliceFloor, fanOut []float64
+}
+
 // samplePropagation takes n propagation samples starting at sample `from` (each its own service
-// and address), each followed by a floor sample and a fan-out floor sample, so all see the same
-// machine; none is started after `until` (zero: no limit).
-func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.Time, watchers map[string]*seer) (lat, floor, fanOut []float64, err error) {
+// and address), each followed by a sample of every floor, so all see the same machine; none is
+// started after `until` (zero: no limit).
+func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.Time, watchers map[string]*seer) (*propagationSamples, error) {
 	target := watchers[b.members[len(b.members)-1].name]
+	out := &propagationSamples{}
 	for j := from; j < from+n && (until.IsZero() || time.Now().Before(until)); j++ {
 		start := time.Now()
 		d, err := b.propagate(ctx, j, target)
 		if err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
 		if d > slowSample {
 			// To find in sync's log (its lines carry the time of each write) what held it up.
 			logf("sample %d (%s) took %.0f ms from %s", j, svcName(j%b.services), d, start.UTC().Format("15:04:05.000"))
 		}
-		lat = append(lat, d)
+		out.lat = append(out.lat, d)
 		if d, err = b.hop(ctx, j, watchers); err != nil {
-			return nil, nil, nil, err
+			return nil, err
 		}
-		floor = append(floor, d)
-		if d, err = b.fanOut(ctx, j, watchers); err != nil {
-			return nil, nil, nil, err
+		out.floor = append(out.floor, d)
+		if d, err = b.sliceHop(ctx, j, watchers, false); err != nil {
+			return nil, err
 		}
-		fanOut = append(fanOut, d)
+		out.sliceFloor = append(out.sliceFloor, d)
+		if d, err = b.sliceHop(ctx, j, watchers, true); err != nil {
+			return nil, err
+		}
+		out.fanOut = append(out.fanOut, d)
 	}
-	return lat, floor, fanOut, nil
+	return out, nil
 }
 
 // slowSample is the latency, in ms, past which a sample is logged with its service and start.
@@ -95,7 +107,7 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 	// Where sync's time goes under churn: a CPU profile of the first 30 s.
 	go b.saveProfile("busy-profile", "profile", 30)
 	awaitTimeout = 5 * time.Minute
-	lat, floor, fanOut, err := b.samplePropagation(ctx, b.samples, b.busySamples(), t0.Add(busyWindow), watchers)
+	ps, err := b.samplePropagation(ctx, b.samples, b.busySamples(), t0.Add(busyWindow), watchers)
 	awaitTimeout = 30 * time.Second
 	stop()
 	<-done
@@ -117,12 +129,12 @@ func (b *bench) busyPhase(ctx context.Context, res *Results, watchers map[string
 		return err
 	}
 	res.BusyRate = float64(changes.Load()) / elapsed
-	res.BusyP50, res.BusyP99 = percentile(lat, 50), percentile(lat, 99)
-	res.BusyFloorP50, res.BusyFloorP99 = percentile(floor, 50), percentile(floor, 99)
-	res.BusyFanOutP50 = percentile(fanOut, 50)
-	res.BusySamples = len(lat)
-	res.BusyLatencies = lat
-	res.BusyWritesPerChange = float64(after-before) / float64(changes.Load()+int64(len(lat)))
+	res.BusyP50, res.BusyP99 = percentile(ps.lat, 50), percentile(ps.lat, 99)
+	res.BusyFloorP50, res.BusyFloorP99 = percentile(ps.floor, 50), percentile(ps.floor, 99)
+	res.BusyFanOutP50 = percentile(ps.fanOut, 50)
+	res.BusySamples = len(ps.lat)
+	res.BusyLatencies = ps.lat
+	res.BusyWritesPerChange = float64(after-before) / float64(changes.Load()+int64(len(ps.lat)))
 	logf("busy: p50 %.1f ms (floor %.1f), %.0f changes/s, sync wrote %.0f/s, %.2f writes per change", res.BusyP50, res.BusyFloorP50, res.BusyRate, res.BusyWritesPerS, res.BusyWritesPerChange)
 	logf("busy floor: a plain client carrying the same churn for %v, sync idle", busyWindow)
 	bed, err := b.busyFloor(ctx, busyWindow)

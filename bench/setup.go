@@ -74,6 +74,13 @@ func (b *bench) namespaces(ctx context.Context) error {
 				if _, err := m.fast.CoreV1().ConfigMaps(n).Create(ctx, hop, metav1.CreateOptions{}); err != nil {
 					return fmt.Errorf("%s: %w", m.name, err)
 				}
+				for _, name := range []string{"hop", "hop-copy"} { // sliceHop's
+					sl := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{discoveryv1.LabelManagedBy: "kubectl-mcs"}},
+						AddressType: discoveryv1.AddressTypeIPv4}
+					if _, err := m.fast.DiscoveryV1().EndpointSlices(n).Create(ctx, sl, metav1.CreateOptions{FieldManager: "kubectl-mcs-bench"}); err != nil {
+						return fmt.Errorf("%s: %w", m.name, err)
+					}
+				}
 			}
 		}
 	}

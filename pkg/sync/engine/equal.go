@@ -40,7 +40,7 @@ func metaMatches(o, d metav1.ObjectMeta, fm string) bool {
 		if len(f.observed) == len(f.desired) {
 			continue // a superset of desired (above) of the same size: nothing extra to own
 		}
-		for k := range ownedMetaKeys(o.ManagedFields, fm, f.field) {
+		for k := range OwnedMetaKeys(o.ManagedFields, fm, f.field) {
 			if _, on := f.observed[k]; on {
 				if _, want := f.desired[k]; !want {
 					return false
@@ -60,8 +60,8 @@ func subset(want, have map[string]string) bool {
 	return true
 }
 
-// ownedMetaKeys lists the metadata.<field> keys that manager fm owns according to managedFields.
-func ownedMetaKeys(mf []metav1.ManagedFieldsEntry, fm, field string) map[string]bool {
+// OwnedMetaKeys lists the metadata.<field> keys that manager fm owns according to managedFields.
+func OwnedMetaKeys(mf []metav1.ManagedFieldsEntry, fm, field string) map[string]bool {
 	out := map[string]bool{}
 	for _, e := range mf {
 		if e.Manager != fm || e.Subresource != "" || e.FieldsV1 == nil {

@@ -116,6 +116,16 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		if apierrors.IsAlreadyExists(err) {
 			return fmt.Errorf("%s: exists already and was not created by kubectl-mcs; left alone", ref)
 		}
+	} else if a.Kind == snapshot.KindEndpointSlice {
+		// The write every endpoint change makes in every importing cluster: see slicepatch.go.
+		var body []byte
+		if body, err = slicePatch(obj, last, r.opts.FieldManager); err != nil {
+			return fmt.Errorf("%s: %w", ref, err)
+		}
+		out, err = res.Patch(ctx, a.Name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: r.opts.FieldManager})
+		if isUIDMismatch(err) || apierrors.IsNotFound(err) {
+			return fmt.Errorf("%s: %s: replaced by another object since it was read; deciding again", ref, a.Verb)
+		}
 	} else {
 		if err := r.upgradeOwnership(ctx, res, a, last); err != nil {
 			return fmt.Errorf("%s: %w", ref, err)
@@ -188,15 +198,13 @@ func subresources(s string) []string {
 
 // upgradeOwnership hands the fields that our create set (owned through an Update operation) to
 // our apply manager before the first apply, so that an apply that leaves a field out (a port, a
-// label) removes it instead of leaving it co-owned. EndpointSlices need it only when their owner
-// changes (the derived Service was replaced): every other field of ours there is a scalar or an
-// atomic list, which an apply replaces whole, but ownerReferences is a list keyed by UID, and an
-// apply would add the new owner beside the old one, two controllers the apiserver refuses. The cache keeps the
-// other managers' managedFields entries only as stubs (member.Trim): enough to tell whether a
-// hand-over is due and, in the common case, to make it in place (handOverInPlace); otherwise the
-// patch, which replaces the whole list, is made from the object read live.
+// label) removes it instead of leaving it co-owned. The cache keeps the other managers'
+// managedFields entries only as stubs (member.Trim): enough to tell whether a hand-over is due
+// and, in the common case, to make it in place (handOverInPlace); otherwise the patch, which
+// replaces the whole list, is made from the object read live. EndpointSlices are never applied
+// (slicePatch), so never handed over.
 func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceInterface, a engine.Action, last metav1.Object) error {
-	if a.Verb != engine.VerbUpdate || a.Kind == snapshot.KindEndpointSlice && !ownerChanges(a, last) {
+	if a.Verb != engine.VerbUpdate {
 		return nil
 	}
 	fm := r.opts.FieldManager
@@ -233,24 +241,6 @@ func (r *Reconciler) upgradeOwnership(ctx context.Context, res dynamic.ResourceI
 		return fmt.Errorf("taking over the fields of our create for server-side apply: %w", err)
 	}
 	return nil
-}
-
-// ownerChanges reports whether the update gives the object an owner UID it does not have.
-func ownerChanges(a engine.Action, last metav1.Object) bool {
-	want, ok := a.Object.(metav1.Object)
-	if !ok || last == nil {
-		return false
-	}
-	have := map[types.UID]bool{}
-	for _, o := range last.GetOwnerReferences() {
-		have[o.UID] = true
-	}
-	for _, o := range want.GetOwnerReferences() {
-		if !have[o.UID] {
-			return true
-		}
-	}
-	return false
 }
 
 // handOverDue: csaupgrade has something to do exactly when an Update entry of our manager on the

@@ -7,6 +7,7 @@ package reconciler
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"strings"
 	"testing"
@@ -111,6 +112,9 @@ func TestWritesNeverTakeOver(t *testing.T) {
 		{engine.Action{Cluster: "member2", Kind: snapshot.KindServiceImport, Namespace: ns, Name: "web", Verb: engine.VerbCreate, Object: wantImp}, "exists already"},
 		{engine.Action{Cluster: "member2", Kind: snapshot.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbCreate, Object: wantSvc}, "exists already"},
 		{engine.Action{Cluster: "member2", Kind: snapshot.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbUpdate, Object: wantSvc}, "replaced by another object"},
+		{engine.Action{Cluster: "member2", Kind: snapshot.KindEndpointSlice, Namespace: ns, Name: "derived-web-member1-abc", Verb: engine.VerbUpdate, Object: staleSlice}, "replaced by another object"},
+		{engine.Action{Cluster: "member2", Kind: snapshot.KindEndpointSlice, Namespace: ns, Name: "derived-web-member1-gone", Verb: engine.VerbUpdate,
+			Object: &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-member1-gone", Namespace: ns, UID: staleSlice.UID, Labels: managed}}}, "replaced by another object"},
 		{engine.Action{Cluster: "member2", Kind: snapshot.KindEndpointSlice, Namespace: ns, Name: "derived-web-member1-abc", Verb: engine.VerbDelete}, ""},
 	} {
 		err := r.execute(ctx, obs, tc.a)
@@ -214,5 +218,92 @@ func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 		if live.Annotations["team"] != "blue" || !theirs || ourUpdate {
 			t.Errorf("%s: want someone-else's annotation and entry kept and no Update entry of ours: annotations %v, managedFields %+v", tc.name, live.Annotations, live.ManagedFields)
 		}
+	}
+}
+
+// An EndpointSlice update (a merge patch, slicePatch) does what an apply would: the labels we no
+// longer want go, somebody else's label, annotation and owner stay, the replaced derived Service
+// gives way to the new one as controller, and nobody else's managedFields entry is lost.
+func TestSliceUpdateKeepsOthers(t *testing.T) {
+	cm, ns := realMemberNamespace(t, "e2e-slicepatch-")
+	ctx := context.Background()
+	r := New([]*clusterset.Connection{cm}, Options{})
+	joined, err := member.Joined(cm, mcsapi.V1beta1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clusters[0].Cache = joined
+	yes := true
+	owner := func(name string) metav1.OwnerReference {
+		s, err := cm.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return metav1.OwnerReference{APIVersion: "v1", Kind: "Service", Name: name, UID: s.UID, Controller: &yes}
+	}
+	oldOwner, newOwner := owner("derived-old"), owner("derived-new")
+	theirOwner := owner("their-owner")
+	theirOwner.Controller = nil
+
+	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, discoveryv1.LabelManagedBy: names.ManagedByValue}
+	ready := true
+	slice := func(labels map[string]string, o metav1.OwnerReference, ip string) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-member1", Namespace: ns, Labels: labels,
+			OwnerReferences: []metav1.OwnerReference{o}}, AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: &ready}}}}
+	}
+	first := map[string]string{"ours-once": "x"}
+	for k, v := range managed {
+		first[k] = v
+	}
+	a := engine.Action{Cluster: "member2", Kind: snapshot.KindEndpointSlice, Namespace: ns, Name: "derived-web-member1", Verb: engine.VerbCreate,
+		Object: slice(first, oldOwner, "10.0.0.1")}
+	if err := r.execute(ctx, engine.Observed{}, a); err != nil {
+		t.Fatal(err)
+	}
+	theirs, _ := json.Marshal(map[string]any{"metadata": map[string]any{"labels": map[string]string{"team": "blue"},
+		"annotations": map[string]string{"note": "theirs"}, "ownerReferences": []metav1.OwnerReference{oldOwner, theirOwner}}})
+	if _, err := cm.Client.DiscoveryV1().EndpointSlices(ns).Patch(ctx, a.Name, types.MergePatchType, theirs, metav1.PatchOptions{FieldManager: "someone-else"}); err != nil {
+		t.Fatal(err)
+	}
+	cached, err := cm.Client.DiscoveryV1().EndpointSlices(ns).Get(ctx, a.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	member.Trim(cached, names.FieldManager)
+	obs := engine.Observed{Clusters: []engine.ObservedCluster{{ID: "member2", Reachable: true, Objects: snapshot.Objects{Namespaces: []string{ns},
+		EndpointSlices: []*discoveryv1.EndpointSlice{cached}}}}}
+	a.Verb, a.Object = engine.VerbUpdate, slice(managed, newOwner, "10.0.0.2")
+	if err := r.execute(ctx, obs, a); err != nil {
+		t.Fatal(err)
+	}
+
+	live, err := cm.Client.DiscoveryV1().EndpointSlices(ns).Get(ctx, a.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, on := live.Labels["ours-once"]; on || live.Labels["team"] != "blue" || live.Labels[names.ManagedByLabel] != names.ManagedByValue {
+		t.Errorf("labels %v: want ours-once gone, team=blue and ours kept", live.Labels)
+	}
+	if live.Annotations["note"] != "theirs" {
+		t.Errorf("annotations %v: want theirs kept", live.Annotations)
+	}
+	var owners []string
+	for _, o := range live.OwnerReferences {
+		owners = append(owners, o.Name)
+	}
+	if strings.Join(owners, ",") != "derived-new,their-owner" {
+		t.Errorf("owners %v, want derived-new (the controller) and their-owner", owners)
+	}
+	if len(live.Endpoints) != 1 || live.Endpoints[0].Addresses[0] != "10.0.0.2" {
+		t.Errorf("endpoints %v, want 10.0.0.2", live.Endpoints)
+	}
+	var kept bool
+	for _, e := range live.ManagedFields {
+		kept = kept || e.Manager == "someone-else"
+	}
+	if !kept {
+		t.Errorf("someone-else's managedFields entry lost: %+v", live.ManagedFields)
 	}
 }
