@@ -14,7 +14,7 @@ import (
 
 // What the bed itself can carry under the busy phase's churn, with no engine: a plain client
 // makes each change (a patch of a source slice in the second exporter, as the churner does) and
-// at once writes its copy into every cluster (server-side apply, as sync writes its copies),
+// at once writes its copy into every cluster (a merge patch, as sync writes its copies),
 // busyRate changes a second, in a namespace sync does not watch, while sync idles. If the bed
 // cannot take that many writes, no controller can carry every change of the churn: the figures
 // say how many it took.
@@ -34,15 +34,16 @@ const busyFloorWriters = 64
 
 func (b *bench) busyFloor(ctx context.Context, window time.Duration) (*bedCapacity, error) {
 	src, names := b.exporters[1], max(b.services-2*b.samples, 1) // as many as the churner cycles through
-	force := true
+	// The slices are made by apply, then changed as the churner changes a source and as sync
+	// writes its copies: by merge patch.
+	patch, opts := types.ApplyPatchType, metav1.PatchOptions{FieldManager: "kubectl-mcs-bench", Force: new(true)}
 	change := func(n int) error {
 		name := fmt.Sprintf("churn-%d", n%names)
 		ip := fmt.Sprintf("10.253.%d.%d", n/250%250, n%250+1)
 		apply := func(m *member, slice string) error {
 			body := fmt.Sprintf(`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":%q,"labels":{%q:"kubectl-mcs-bench"}},`+
 				`"addressType":"IPv4","endpoints":[{"addresses":[%q],"conditions":{"ready":true}}]}`, slice, discoveryv1.LabelManagedBy, ip)
-			_, err := m.fast.DiscoveryV1().EndpointSlices(floorNS).Patch(ctx, slice, types.ApplyPatchType, []byte(body),
-				metav1.PatchOptions{FieldManager: "kubectl-mcs-bench", Force: &force})
+			_, err := m.fast.DiscoveryV1().EndpointSlices(floorNS).Patch(ctx, slice, patch, []byte(body), opts)
 			return err
 		}
 		if err := apply(src, name+"-src"); err != nil {
@@ -54,6 +55,7 @@ func (b *bench) busyFloor(ctx context.Context, window time.Duration) (*bedCapaci
 	if err := parallel(busyFloorWriters, names, change); err != nil {
 		return nil, fmt.Errorf("busy floor: creating its slices: %s", firstLine(err))
 	}
+	patch, opts = types.MergePatchType, metav1.PatchOptions{FieldManager: "kubectl-mcs-bench"}
 
 	var mu sync.Mutex
 	var lags []float64

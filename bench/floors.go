@@ -94,19 +94,24 @@ func (b *bench) hop(ctx context.Context, j int, seers map[string]*seer) (float64
 // copy is written in every cluster at once (the fan-out floor), as sync must: every member
 // imports, the first cluster too. Between them and hop, what the kind of object and the fan-out cost apiservers that
 // share the machine's cores.
-func (b *bench) sliceHop(ctx context.Context, j int, seers map[string]*seer, every bool) (float64, error) {
+// With apply, the copy is written by a forced server-side apply of the same fields instead, as
+// sync wrote it before: what the merge patch saves.
+func (b *bench) sliceHop(ctx context.Context, j int, seers map[string]*seer, every, apply bool) (float64, error) {
 	a, z := b.members[0], b.members[len(b.members)-1]
 	second := []*member{z}
 	ip := fmt.Sprintf("10.253.%d.%d", j/250%250, j%250+1)
-	if every {
+	pt, opts := types.MergePatchType, metav1.PatchOptions{FieldManager: "kubectl-mcs-bench"}
+	switch {
+	case every:
 		second, ip = b.members, fmt.Sprintf("10.252.%d.%d", j/250%250, j%250+1)
+	case apply:
+		ip, pt, opts.Force = fmt.Sprintf("10.251.%d.%d", j/250%250, j%250+1), types.ApplyPatchType, new(true)
 	}
 	chA, chZ := seers[a.name+"/floor-slices"].await(ip), seers[z.name+"/floor-slices"].await(ip)
 	body := fmt.Sprintf(`{"apiVersion":"discovery.k8s.io/v1","kind":"EndpointSlice","metadata":{"name":"hop-copy","labels":{%q:"kubectl-mcs"}},`+
 		`"addressType":"IPv4","endpoints":[{"addresses":[%q],"conditions":{"ready":true}}]}`, discoveryv1.LabelManagedBy, ip)
 	write := func(m *member) error {
-		_, err := m.same.DiscoveryV1().EndpointSlices(floorNS).Patch(ctx, "hop-copy", types.MergePatchType, []byte(body),
-			metav1.PatchOptions{FieldManager: "kubectl-mcs-bench"})
+		_, err := m.same.DiscoveryV1().EndpointSlices(floorNS).Patch(ctx, "hop-copy", pt, []byte(body), opts)
 		return err
 	}
 	// The first hop is the provider's change, an update as propagate makes it.

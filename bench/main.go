@@ -51,6 +51,8 @@ type Results struct {
 	// same with its second hop in every cluster at once (the fan-out floor).
 	SliceFloorP50 float64 `json:"slice_floor_p50_ms,omitempty"`
 	SliceFloorP99 float64 `json:"slice_floor_p99_ms,omitempty"`
+	// The slice floor with its copy written by server-side apply.
+	ApplyFloorP50 float64 `json:"apply_floor_p50_ms,omitempty"`
 	FanOutP50     float64 `json:"fan_out_floor_p50_ms,omitempty"`
 	FanOutP99     float64 `json:"fan_out_floor_p99_ms,omitempty"`
 

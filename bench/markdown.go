@@ -48,9 +48,9 @@ func markdownTable(r *Results) string {
 	}
 	if r.SliceFloorP50 > 0 && r.FanOutP50 > 0 {
 		fmt.Fprintf(&s, "\nWhere the idle propagation time goes (p50, same run): the two-hop floor of ConfigMaps %.1f ms; "+
-			"the same two hops as EndpointSlices, the second written as sync writes its copies, %.1f ms (%.2fx); "+
+			"the same two hops as EndpointSlices, the second written as sync writes its copies (a merge patch), %.1f ms (%.2fx; by server-side apply instead, %.1f ms); "+
 			"that copy written in every cluster at once, as sync must (the fan-out floor), %.1f ms (%.2fx); sync %.1f ms (%.2fx of the fan-out floor).\n",
-			r.FloorP50, r.SliceFloorP50, ratio(r.SliceFloorP50, r.FloorP50), r.FanOutP50, ratio(r.FanOutP50, r.FloorP50),
+			r.FloorP50, r.SliceFloorP50, ratio(r.SliceFloorP50, r.FloorP50), r.ApplyFloorP50, r.FanOutP50, ratio(r.FanOutP50, r.FloorP50),
 			r.PropagationP50, ratio(r.PropagationP50, r.FanOutP50))
 	}
 	return s.String()

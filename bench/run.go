@@ -144,6 +144,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	res.PropagationP50, res.PropagationP99 = percentile(ps.lat, 50), percentile(ps.lat, 99)
 	res.FloorP50, res.FloorP99 = percentile(ps.floor, 50), percentile(ps.floor, 99)
 	res.SliceFloorP50, res.SliceFloorP99 = percentile(ps.sliceFloor, 50), percentile(ps.sliceFloor, 99)
+	res.ApplyFloorP50 = percentile(ps.applyFloor, 50)
 	res.FanOutP50, res.FanOutP99 = percentile(ps.fanOut, 50), percentile(ps.fanOut, 99)
 
 	// (c) idle.

@@ -35,9 +35,10 @@ func convergePolling(services, clusters int) (every, limit time.Duration) {
 
 // propagationSamples are the propagation samples and, taken right after each, its floors: the
 // two-hop floor (ConfigMaps), the slice floor (the same two hops as EndpointSlices written as
-// sync writes them) and the fan-out floor (the slice floor's second hop in every cluster).
+// sync writes them), the apply floor (the slice floor's copy by server-side apply) and the
+// fan-out floor (the slice floor's copy in every cluster).
 type propagationSamples struct {
-	lat, floor, sliceFloor, fanOut []float64
+	lat, floor, sliceFloor, applyFloor, fanOut []float64
 }
 
 // samplePropagation takes n propagation samples starting at sample `from` (each its own service
@@ -47,6 +48,7 @@ func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.T
 	target := watchers[b.members[len(b.members)-1].name]
 	out := &propagationSamples{}
 	for j := from; j < from+n && (until.IsZero() || time.Now().Before(until)); j++ {
+		settle()
 		start := time.Now()
 		d, err := b.propagate(ctx, j, target)
 		if err != nil {
@@ -57,21 +59,33 @@ func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.T
 			logf("sample %d (%s) took %.0f ms from %s", j, svcName(j%b.services), d, start.UTC().Format("15:04:05.000"))
 		}
 		out.lat = append(out.lat, d)
+		settle()
 		if d, err = b.hop(ctx, j, watchers); err != nil {
 			return nil, err
 		}
 		out.floor = append(out.floor, d)
-		if d, err = b.sliceHop(ctx, j, watchers, false); err != nil {
+		settle()
+		if d, err = b.sliceHop(ctx, j, watchers, false, false); err != nil {
 			return nil, err
 		}
 		out.sliceFloor = append(out.sliceFloor, d)
-		if d, err = b.sliceHop(ctx, j, watchers, true); err != nil {
+		settle()
+		if d, err = b.sliceHop(ctx, j, watchers, false, true); err != nil {
+			return nil, err
+		}
+		out.applyFloor = append(out.applyFloor, d)
+		settle()
+		if d, err = b.sliceHop(ctx, j, watchers, true, false); err != nil {
 			return nil, err
 		}
 		out.fanOut = append(out.fanOut, d)
 	}
 	return out, nil
 }
+
+// settle lets the writes that follow a sample (sync's copies in the other clusters, the status
+// of the export) end before the next one starts, so that no sample pays for the one before.
+func settle() { time.Sleep(50 * time.Millisecond) }
 
 // slowSample is the latency, in ms, past which a sample is logged with its service and start.
 const slowSample = 5000
