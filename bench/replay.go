@@ -245,6 +245,10 @@ func replayWrite(ctx context.Context, res interface {
 		if err != nil {
 			return err
 		}
+		if kind == "EndpointSlice" { // a merge patch, as sync updates its copies
+			_, err = res.Patch(ctx, o.GetName(), types.MergePatchType, body, metav1.PatchOptions{FieldManager: names.FieldManager})
+			return err
+		}
 		_, err = res.Patch(ctx, o.GetName(), types.ApplyPatchType, body, apply)
 		return err
 	case "status":
