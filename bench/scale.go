@@ -59,26 +59,21 @@ func (b *bench) samplePropagation(ctx context.Context, from, n int, until time.T
 			logf("sample %d (%s) took %.0f ms from %s", j, svcName(j%b.services), d, start.UTC().Format("15:04:05.000"))
 		}
 		out.lat = append(out.lat, d)
-		settle()
-		if d, err = b.hop(ctx, j, watchers); err != nil {
-			return nil, err
+		for _, f := range []struct {
+			into *[]float64
+			take func() (float64, error)
+		}{
+			{&out.floor, func() (float64, error) { return b.hop(ctx, j, watchers) }},
+			{&out.sliceFloor, func() (float64, error) { return b.sliceHop(ctx, j, watchers, false, false) }},
+			{&out.applyFloor, func() (float64, error) { return b.sliceHop(ctx, j, watchers, false, true) }},
+			{&out.fanOut, func() (float64, error) { return b.sliceHop(ctx, j, watchers, true, false) }},
+		} {
+			settle()
+			if d, err = f.take(); err != nil {
+				return nil, err
+			}
+			*f.into = append(*f.into, d)
 		}
-		out.floor = append(out.floor, d)
-		settle()
-		if d, err = b.sliceHop(ctx, j, watchers, false, false); err != nil {
-			return nil, err
-		}
-		out.sliceFloor = append(out.sliceFloor, d)
-		settle()
-		if d, err = b.sliceHop(ctx, j, watchers, false, true); err != nil {
-			return nil, err
-		}
-		out.applyFloor = append(out.applyFloor, d)
-		settle()
-		if d, err = b.sliceHop(ctx, j, watchers, true, false); err != nil {
-			return nil, err
-		}
-		out.fanOut = append(out.fanOut, d)
 	}
 	return out, nil
 }

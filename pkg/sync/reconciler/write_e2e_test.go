@@ -49,6 +49,18 @@ func realMember(t *testing.T, ctxName string) *clusterset.Connection {
 	return m
 }
 
+// joinedReconciler is a reconciler over cm alone, joined: its writes see cm's served mcs-api.
+func joinedReconciler(t *testing.T, cm *clusterset.Connection) *Reconciler {
+	t.Helper()
+	r := New([]*clusterset.Connection{cm}, Options{})
+	joined, err := member.Joined(cm, mcsapi.V1beta1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.clusters[0].Cache = joined
+	return r
+}
+
 // realMemberNamespace is member2 and a fresh namespace there, removed when the test ends.
 func realMemberNamespace(t *testing.T, prefix string) (*clusterset.Connection, string) {
 	t.Helper()
@@ -85,12 +97,7 @@ func TestWritesNeverTakeOver(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r := New([]*clusterset.Connection{cm}, Options{})
-	joined, err := member.Joined(cm, mcsapi.V1beta1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.clusters[0].Cache = joined
+	r := joinedReconciler(t, cm)
 	// What a stale cache saw: nothing for the creates; for the update and the delete, objects of
 	// ours with the same names that were since replaced by the user's.
 	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web"}
@@ -160,12 +167,7 @@ func TestWritesNeverTakeOver(t *testing.T) {
 func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 	cm, ns := realMemberNamespace(t, "e2e-handover-")
 	ctx := context.Background()
-	r := New([]*clusterset.Connection{cm}, Options{})
-	joined, err := member.Joined(cm, mcsapi.V1beta1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.clusters[0].Cache = joined
+	r := joinedReconciler(t, cm)
 
 	for _, tc := range []struct {
 		name  string
@@ -227,12 +229,7 @@ func TestFirstApplyAfterCreateFromTrimmedCache(t *testing.T) {
 func TestSliceUpdateKeepsOthers(t *testing.T) {
 	cm, ns := realMemberNamespace(t, "e2e-slicepatch-")
 	ctx := context.Background()
-	r := New([]*clusterset.Connection{cm}, Options{})
-	joined, err := member.Joined(cm, mcsapi.V1beta1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r.clusters[0].Cache = joined
+	r := joinedReconciler(t, cm)
 	yes := true
 	owner := func(name string) metav1.OwnerReference {
 		s, err := cm.Client.CoreV1().Services(ns).Create(ctx, &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: name},
