@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/kubectl-mcs/kubectl-mcs/internal/promtext"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
 )
 
 // binaryVersion is what `kubectl mcs version` says of the binary ("" if it says nothing).
@@ -56,6 +57,9 @@ func (b *bench) startSync() (*exec.Cmd, error) {
 		args = append(args, "--workers", strconv.Itoa(b.workers))
 	}
 	cmd := exec.Command(b.binary, args...)
+	if b.memoryLimitMiB > 0 {
+		cmd.Env = append(os.Environ(), install.MemoryLimitEnv+"="+strconv.FormatInt(int64(b.memoryLimitMiB*(1<<20)), 10))
+	}
 	cmd.Stdout, cmd.Stderr = log, log
 	err = cmd.Start()
 	log.Close() // the child holds its own descriptor

@@ -39,6 +39,8 @@ type bench struct {
 	// The mcs-api version the exports are written in (empty: v1beta1); Karmada's members serve
 	// the v1alpha1 CRDs Karmada bundles.
 	exportVersion string
+	// Sync's memory limit (KUBECTL_MCS_MEMORY_LIMIT), as the generated Deployment gives it (0: none).
+	memoryLimitMiB float64
 }
 
 func run(ctx context.Context, c config) (*Results, error) {
@@ -68,6 +70,16 @@ func run(ctx context.Context, c config) (*Results, error) {
 	watchers, converged, err := b.watchAll(ctx)
 	if err != nil {
 		return nil, err
+	}
+
+	if c.scale {
+		// Sync runs as in the Deployment `sync --print-manifests` generates for this clusterset:
+		// with the memory limit it sizes from the exports, which sync keeps its heap under.
+		if res.DeploymentMemoryRequestMiB, res.DeploymentMemoryLimitMiB, err = b.deploymentMemory(); err != nil {
+			return nil, fmt.Errorf("the generated Deployment's memory: %w", err)
+		}
+		b.memoryLimitMiB = res.DeploymentMemoryLimitMiB
+		logf("the generated Deployment: memory request %.0f MiB, limit %.0f MiB (sync runs with that limit)", res.DeploymentMemoryRequestMiB, res.DeploymentMemoryLimitMiB)
 	}
 
 	// (b) cold start: process start to every import, derived IP, slice and export condition.
@@ -178,11 +190,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 			return nil, err
 		}
 		logf("peak RSS %.0f MiB, %.2f KiB per cached endpoint; bare informers over the same objects: %.0f MiB", res.PeakRSSMiB, res.RSSPerEndpointKiB, res.InformerFloorRSSMiB)
-		if res.DeploymentMemoryRequestMiB, res.DeploymentMemoryLimitMiB, err = b.deploymentMemory(); err != nil {
-			logf("the generated Deployment's memory: %v", err)
-		} else {
-			logf("the generated Deployment: memory request %.0f MiB, limit %.0f MiB; peak RSS %.0f MiB", res.DeploymentMemoryRequestMiB, res.DeploymentMemoryLimitMiB, res.PeakRSSMiB)
-		}
+		logf("the generated Deployment's memory limit %.0f MiB; peak RSS %.0f MiB", res.DeploymentMemoryLimitMiB, res.PeakRSSMiB)
 		b.saveProfile("heap", "heap", 0)
 	}
 
