@@ -21,9 +21,14 @@ import (
 //   - the owner references: ours, and the others' that are not a controller (a merge patch
 //     replaces a list whole, where an apply keeps the others' entries; the old derived Service,
 //     a controller like the new one, must go, as the apiserver refuses two);
-//   - endpoints and ports, which an apply replaces whole too;
+//   - endpoints and ports, which an apply replaces whole too, named even when empty;
 //   - the UID the object must have: another one makes the apiserver refuse the patch.
 func slicePatch(obj map[string]any, last metav1.Object, fm string) ([]byte, error) {
+	for _, f := range []string{"endpoints", "ports"} {
+		if obj[f] == nil {
+			obj[f] = []any{} // replaced whole: a missing list would keep the old one
+		}
+	}
 	if last == nil {
 		return json.Marshal(obj)
 	}

@@ -81,3 +81,30 @@ func TestSlicePatch(t *testing.T) {
 		t.Errorf("ownerReferences %v, want []", got["metadata"])
 	}
 }
+
+// A copy whose source lost every endpoint (or port) loses them too: the patch names the empty
+// fields, or the merge would leave the old ones in place.
+func TestSlicePatchEmpties(t *testing.T) {
+	last := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-m1", Namespace: "ns", UID: "u1"},
+		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}}},
+		Ports: []discoveryv1.EndpointPort{{Port: new(int32(80))}}}
+	want := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-m1", Namespace: "ns"}, AddressType: discoveryv1.AddressTypeIPv4}
+	a := engine.Action{Cluster: "m1", Kind: snapshot.KindEndpointSlice, Verb: engine.VerbUpdate, Namespace: "ns", Name: want.Name, Object: want}
+	obj, err := applyObject(a, "discovery.k8s.io/v1", "EndpointSlice", "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := slicePatch(obj, last, "kubectl-mcs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(body, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"endpoints", "ports"} {
+		if l, ok := got[f].([]any); !ok || len(l) != 0 {
+			t.Errorf("%s: %v, want []: %s", f, got[f], body)
+		}
+	}
+}
