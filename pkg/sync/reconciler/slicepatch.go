@@ -2,7 +2,7 @@ package reconciler
 
 // EndpointSlice updates: the write every endpoint change makes in every importing cluster is a
 // JSON merge patch, which costs the apiserver less than a server-side apply of the same fields
-// (`make bench`: the slice floor beside the two-hop floor).
+// (`make bench`'s slice and apply floors).
 
 import (
 	"encoding/json"
