@@ -11,6 +11,7 @@ import (
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -22,14 +23,27 @@ import (
 // slice holding it.
 func (k *karmadaBench) sample(ctx context.Context, sources map[string]*discoveryv1.EndpointSlice, nsName string, seen *seer, i int, prefix string) (float64, error) {
 	name := svcName(i)
-	src := sources[name].DeepCopy()
 	ip := fmt.Sprintf("%s.%d.%d", prefix, k.taken/250%250, k.taken%250+1)
-	src.Endpoints = append(src.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
 	ch := seen.await(ip)
-	t0 := time.Now()
-	updated, err := k.provider.fast.DiscoveryV1().EndpointSlices(nsName).Update(ctx, src, metav1.UpdateOptions{})
-	if err != nil {
-		return 0, fmt.Errorf("%s: updating slice %s/%s: %w", k.provider.name, nsName, src.Name, err)
+	var t0 time.Time
+	var updated *discoveryv1.EndpointSlice
+	for read := false; ; read = true {
+		src := sources[name].DeepCopy()
+		src.Endpoints = append(src.Endpoints, discoveryv1.Endpoint{Addresses: []string{ip}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
+		t0 = time.Now()
+		var err error
+		updated, err = k.provider.fast.DiscoveryV1().EndpointSlices(nsName).Update(ctx, src, metav1.UpdateOptions{})
+		if apierrors.IsConflict(err) && !read {
+			// The churn of a smaller size changed it (the churned services of one size are
+			// among the sampled ones of the next): read it again, then time the update.
+			if sources[name], err = k.provider.fast.DiscoveryV1().EndpointSlices(nsName).Get(ctx, src.Name, metav1.GetOptions{}); err == nil {
+				continue
+			}
+		}
+		if err != nil {
+			return 0, fmt.Errorf("%s: updating slice %s/%s: %w", k.provider.name, nsName, src.Name, err)
+		}
+		break
 	}
 	sources[name] = updated
 	t1, err := await(ch, fmt.Sprintf("%s: address %s of %s/%s", k.consumer.name, ip, nsName, name))
