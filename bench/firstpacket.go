@@ -65,6 +65,7 @@ func runFirstPacket(ctx context.Context, c config, image, dnsServer string) (str
 		defer k.CoreV1().Namespaces().Delete(context.Background(), b.ns, metav1.DeleteOptions{}) //nolint:errcheck
 	}
 	sync := exec.Command(c.binary, "--kubeconfig", c.kubeconfig, "sync", "--watch", "--contexts", pair)
+	dieWithBench(sync)
 	if err := sync.Start(); err != nil {
 		return "", err
 	}

@@ -57,6 +57,7 @@ func (b *bench) startSync() (*exec.Cmd, error) {
 		args = append(args, "--workers", strconv.Itoa(b.workers))
 	}
 	cmd := exec.Command(b.binary, args...)
+	dieWithBench(cmd)
 	if b.memoryLimitMiB > 0 {
 		cmd.Env = append(os.Environ(), install.MemoryLimitEnv+"="+strconv.FormatInt(int64(b.memoryLimitMiB*(1<<20)), 10))
 	}
