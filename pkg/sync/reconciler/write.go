@@ -27,6 +27,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
@@ -114,7 +115,12 @@ func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.
 		// over an object of the same name that the cache had not shown yet.
 		out, err = res.Create(ctx, &unstructured.Unstructured{Object: obj}, metav1.CreateOptions{FieldManager: r.opts.FieldManager})
 		if apierrors.IsAlreadyExists(err) {
-			return fmt.Errorf("%s: exists already and was not created by kubectl-mcs; left alone", ref)
+			// Ours (our label: what the engine takes for ours in the cache too) when the cache had
+			// not shown it: remembered as read, for the next round to decide from.
+			if out, err = res.Get(ctx, a.Name, metav1.GetOptions{}); err != nil || !names.IsManaged(out.GetLabels()) {
+				return fmt.Errorf("%s: exists already and was not created by kubectl-mcs; left alone", ref)
+			}
+			klog.V(2).InfoS("create found our own object, not yet cached; deciding again from it", "cluster", a.Cluster, "kind", a.Kind, "object", a.Namespace+"/"+a.Name)
 		}
 	} else if a.Kind == snapshot.KindEndpointSlice {
 		// The write every endpoint change makes in every importing cluster: see slicepatch.go.

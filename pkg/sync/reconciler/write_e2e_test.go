@@ -304,3 +304,27 @@ func TestSliceUpdateKeepsOthers(t *testing.T) {
 		t.Errorf("someone-else's managedFields entry lost: %+v", live.ManagedFields)
 	}
 }
+
+// A create of an object that exists already, carrying our label, because the cache had not shown
+// it yet (our own create of an earlier pass): no error, and what is there is remembered for the
+// next round to decide from. Without our label it is somebody else's (TestWritesNeverTakeOver).
+func TestCreateFindsOurOwnObject(t *testing.T) {
+	cm, ns := realMemberNamespace(t, "e2e-ours-")
+	ctx := context.Background()
+	r := joinedReconciler(t, cm)
+	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web"}
+	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{Name: "derived-web", Namespace: ns, Labels: managed},
+		Spec: corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80, Protocol: corev1.ProtocolTCP}}}}
+	create := engine.Action{Cluster: "member2", Kind: snapshot.KindService, Namespace: ns, Name: "derived-web", Verb: engine.VerbCreate, Object: svc}
+	if err := r.execute(ctx, engine.Observed{}, create); err != nil {
+		t.Fatal(err)
+	}
+	r.clusters[0].recent = recent{} // what a cache that lost track of it shows
+	if err := r.execute(ctx, engine.Observed{}, create); err != nil {
+		t.Fatalf("create of our own object again: %v", err)
+	}
+	got := overlay(&r.clusters[0].recent, snapshot.KindService, ns, nil, func(o *corev1.Service) bool { return o.Name == "derived-web" })
+	if len(got) != 1 || got[0].Spec.ClusterIP == "" {
+		t.Errorf("after the create found it: remembered %v, want the Service as the apiserver holds it", got)
+	}
+}
