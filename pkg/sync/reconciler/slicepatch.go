@@ -42,6 +42,9 @@ func slicePatch(obj map[string]any, last metav1.Object, fm string) ([]byte, erro
 		have  map[string]string
 	}{{"labels", last.GetLabels()}, {"annotations", last.GetAnnotations()}} {
 		want, _ := md[f.field].(map[string]any)
+		if !hasOther(f.have, want) {
+			continue // nothing to remove: spare parsing managedFields on every endpoint change
+		}
 		for k := range engine.OwnedMetaKeys(last.GetManagedFields(), fm, f.field) {
 			if _, on := f.have[k]; !on {
 				continue
@@ -81,4 +84,14 @@ func slicePatch(obj map[string]any, last metav1.Object, fm string) ([]byte, erro
 		md["ownerReferences"] = refs
 	}
 	return json.Marshal(obj)
+}
+
+// hasOther reports whether have holds a key that want does not.
+func hasOther(have map[string]string, want map[string]any) bool {
+	for k := range have {
+		if _, ok := want[k]; !ok {
+			return true
+		}
+	}
+	return false
 }

@@ -37,19 +37,7 @@ func TestSlicePatch(t *testing.T) {
 		Labels:          map[string]string{"managed": "kubectl-mcs"},
 		OwnerReferences: []metav1.OwnerReference{owner("new-derived", true)}},
 		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}}}}
-	a := engine.Action{Cluster: "m1", Kind: snapshot.KindEndpointSlice, Verb: engine.VerbUpdate, Namespace: "ns", Name: want.Name, Object: want}
-	obj, err := applyObject(a, "discovery.k8s.io/v1", "EndpointSlice", writeUID(a, last))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, err := slicePatch(obj, last, "kubectl-mcs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got map[string]any
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, body := patchOf(t, want, last)
 	md := got["metadata"].(map[string]any)
 	if w := map[string]any{"managed": "kubectl-mcs", "ours-once": nil}; !reflect.DeepEqual(md["labels"], w) {
 		t.Errorf("labels %v, want %v (theirs unmentioned)", md["labels"], w)
@@ -71,12 +59,7 @@ func TestSlicePatch(t *testing.T) {
 	// No owner left: the list is emptied, not left as it was.
 	want.OwnerReferences = nil
 	last.OwnerReferences = last.OwnerReferences[:1]
-	obj, _ = applyObject(a, "discovery.k8s.io/v1", "EndpointSlice", "u1")
-	body, _ = slicePatch(obj, last, "kubectl-mcs")
-	got = nil
-	if err := json.Unmarshal(body, &got); err != nil {
-		t.Fatal(err)
-	}
+	got, _ = patchOf(t, want, last)
 	if refs, ok := got["metadata"].(map[string]any)["ownerReferences"].([]any); !ok || len(refs) != 0 {
 		t.Errorf("ownerReferences %v, want []", got["metadata"])
 	}
@@ -89,8 +72,19 @@ func TestSlicePatchEmpties(t *testing.T) {
 		AddressType: discoveryv1.AddressTypeIPv4, Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}}},
 		Ports: []discoveryv1.EndpointPort{{Port: new(int32(80))}}}
 	want := &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Name: "derived-web-m1", Namespace: "ns"}, AddressType: discoveryv1.AddressTypeIPv4}
+	got, body := patchOf(t, want, last)
+	for _, f := range []string{"endpoints", "ports"} {
+		if l, ok := got[f].([]any); !ok || len(l) != 0 {
+			t.Errorf("%s: %v, want []: %s", f, got[f], body)
+		}
+	}
+}
+
+// patchOf is slicePatch's patch for the update of last to want, decoded, and as sent.
+func patchOf(t *testing.T, want, last *discoveryv1.EndpointSlice) (map[string]any, []byte) {
+	t.Helper()
 	a := engine.Action{Cluster: "m1", Kind: snapshot.KindEndpointSlice, Verb: engine.VerbUpdate, Namespace: "ns", Name: want.Name, Object: want}
-	obj, err := applyObject(a, "discovery.k8s.io/v1", "EndpointSlice", "u1")
+	obj, err := applyObject(a, "discovery.k8s.io/v1", "EndpointSlice", writeUID(a, last))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,9 +96,5 @@ func TestSlicePatchEmpties(t *testing.T) {
 	if err := json.Unmarshal(body, &got); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"endpoints", "ports"} {
-		if l, ok := got[f].([]any); !ok || len(l) != 0 {
-			t.Errorf("%s: %v, want []: %s", f, got[f], body)
-		}
-	}
+	return got, body
 }
