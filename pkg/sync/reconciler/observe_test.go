@@ -76,3 +76,46 @@ func TestObserveMembership(t *testing.T) {
 		t.Errorf("evicted %v, want m2", obs.Evicted)
 	}
 }
+
+// A member unreachable past the timeout requeues every service once per outage, not on every
+// tick of evictExpired; a second outage requeues them again.
+func TestEvictionRequeuesOncePerOutage(t *testing.T) {
+	r := &Reconciler{opts: Options{UnreachableTimeout: time.Minute}, now: time.Now, queue: newQueue(time.Now), clusters: []*target{
+		readMember(t, "m1", corev1.NamespaceActive, exportObj("serve")),
+		readMember(t, "m2", corev1.NamespaceActive, exportObj("other")),
+	}}
+	defer r.queue.ShutDown()
+	queued := func() int {
+		n := r.queue.Len()
+		for range n {
+			k, _ := r.queue.Get()
+			r.queue.Done(k)
+		}
+		return n
+	}
+	down := func() {
+		for range member.ProbeFailures {
+			r.clusters[1].Probed(errors.New("connection refused"))
+		}
+	}
+	down()
+	if r.evictExpired(nil); queued() != 0 {
+		t.Fatalf("requeued before the timeout")
+	}
+	r.now = func() time.Time { return time.Now().Add(2 * time.Minute) }
+	for tick, want := range []int{2, 0, 0} {
+		if r.evictExpired(nil); queued() != want {
+			t.Errorf("tick %d of the outage: requeued other than %d services", tick, want)
+		}
+	}
+	r.clusters[1].Probed(nil)
+	time.Sleep(time.Millisecond)
+	down()
+	if r.evictExpired(nil); queued() != 2 {
+		t.Errorf("a second outage did not requeue every service")
+	}
+}
+
+func exportObj(name string) *mcsv1beta1.ServiceExport {
+	return &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name}}
+}

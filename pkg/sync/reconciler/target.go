@@ -3,6 +3,7 @@ package reconciler
 import (
 	"context"
 	"fmt"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -23,6 +24,9 @@ type target struct {
 	// The member's served ServiceImport/ServiceExport schemas (nil: declare everything), set
 	// when it joins.
 	importSchema, exportSchema engine.Pruner
+	// evicted is the start (State.Since) of the outage whose eviction was requeued; evictExpired
+	// alone reads and writes it.
+	evicted time.Time
 }
 
 // newClusters wraps the members; an event decides its service again, a namespace event every
@@ -81,13 +85,19 @@ func (r *Reconciler) newClusters(members []*clusterset.Connection) {
 	}
 }
 
+// evictExpired requeues every service when a member has been unreachable past the timeout, so
+// that its endpoints leave the other clusters: once per outage (Since), not on every tick, which
+// at thousands of services would keep the queue full for as long as the member stays down.
 func (r *Reconciler) evictExpired(context.Context) {
+	requeue := false
 	for _, c := range r.clusters {
 		s := c.State()
-		if s.Joined && !s.Reachable && !s.Since.IsZero() && r.now().Sub(s.Since) > r.opts.UnreachableTimeout {
+		if s.Joined && !s.Reachable && !s.Since.IsZero() && r.now().Sub(s.Since) > r.opts.UnreachableTimeout && !c.evicted.Equal(s.Since) {
 			klog.V(2).InfoS("member unreachable past the timeout", "cluster", c.ID)
-			r.requeueAll()
-			return
+			c.evicted, requeue = s.Since, true
 		}
+	}
+	if requeue {
+		r.requeueAll()
 	}
 }
