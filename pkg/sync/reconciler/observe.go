@@ -21,6 +21,9 @@ import (
 // out (the engine keeps what the clusterset recorded about them); so is, for this service only, a
 // member whose ServiceExport does not decode, which is reported in problems.
 func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []string) {
+	if m := r.opts.Metrics; m != nil {
+		m.Decisions.Inc()
+	}
 	obs = engine.Observed{Now: metav1.NewTime(r.now()), FieldManager: r.opts.FieldManager,
 		Services: []types.NamespacedName{{Namespace: ns, Name: name}}}
 	derived := names.DerivedServiceName(name)

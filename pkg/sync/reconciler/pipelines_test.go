@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -155,3 +157,62 @@ func TestPipelinesDoNotWaitForTheSlowestCluster(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// An endpoint change asks only a slice write in every cluster: it is decided once, the slices
+// written by the clusters' pipelines, and decided once more to find nothing left; a pipeline does
+// not decide the whole service again after its slices (that was one decision more per cluster).
+func TestEndpointChangeIsDecidedTwice(t *testing.T) {
+	var mu sync.Mutex
+	var log []write
+	clusters := oneExporter(t)
+	for _, c := range clusters {
+		c.Dynamic = fakeAPIServer(c.ID, 0, &mu, &log, map[string]map[string]any{}, nil)
+	}
+	reg := prometheus.NewRegistry()
+	r := &Reconciler{opts: Options{FieldManager: names.FieldManager, Metrics: NewMetrics(reg)}, now: time.Now, clusters: clusters,
+		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
+	k := key{Namespace: "demo", Name: "serve"}
+	if err := r.syncKey(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	// The provider's slice gains an address, as its cache would show it.
+	var src *discoveryv1.EndpointSlice
+	for _, s := range clusters[0].SlicesOf("demo", "serve") {
+		if s.Name == "serve-abc" {
+			src = s
+		}
+	}
+	if src == nil {
+		t.Fatal("m1 holds no source slice serve-abc")
+	}
+	src.Endpoints = append(src.Endpoints, discoveryv1.Endpoint{Addresses: []string{"10.1.0.6"}, Conditions: src.Endpoints[0].Conditions})
+	src.ResourceVersion = "5"
+
+	before := testutil.ToFloat64(r.opts.Metrics.Decisions)
+	mu.Lock()
+	log = nil
+	mu.Unlock()
+	if err := r.syncKey(context.Background(), k); err != nil {
+		t.Fatal(err)
+	}
+	if n := testutil.ToFloat64(r.opts.Metrics.Decisions) - before; n != 2 {
+		t.Errorf("the endpoint change was decided %v times, want 2", n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	got := map[string]int{}
+	for _, w := range log {
+		if w.resource != "endpointslices" {
+			t.Errorf("%s: %s/%s written for an endpoint change", w.cluster, w.resource, w.name)
+			continue
+		}
+		if eps, _, _ := unstructured.NestedSlice(w.body, "endpoints"); len(eps) != 2 {
+			t.Errorf("%s: the copy was written with %d endpoints, want 2", w.cluster, len(eps))
+		}
+		got[w.cluster]++
+	}
+	if fmt.Sprint(got) != "map[m1:1 m2:1 m3:1]" {
+		t.Errorf("slice writes per cluster %v, want one in each of m1, m2, m3", got)
+	}
+}
