@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -17,11 +16,9 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/util/workqueue"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/internal/promtext"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
@@ -48,9 +45,7 @@ func TestRefusedWriteIsToldAndTheRestGoesOn(t *testing.T) {
 	}
 	reg := prometheus.NewRegistry()
 	metrics := NewMetrics(reg)
-	r := &Reconciler{opts: Options{FieldManager: names.FieldManager, Metrics: metrics}, now: time.Now, clusters: clusters,
-		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
+	r := testReconciler(metrics, clusters...)
 	serve := key{Namespace: "demo", Name: "serve"}
 
 	err := r.syncKey(context.Background(), serve)

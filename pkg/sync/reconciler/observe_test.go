@@ -9,11 +9,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/workqueue"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -118,4 +120,12 @@ func TestEvictionRequeuesOncePerOutage(t *testing.T) {
 
 func exportObj(name string) *mcsv1beta1.ServiceExport {
 	return &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: name}}
+}
+
+// testReconciler syncs clusters as sync does, with metrics when not nil, and retries nothing
+// within a test (an hour's backoff).
+func testReconciler(metrics *Metrics, clusters ...*target) *Reconciler {
+	return &Reconciler{opts: Options{FieldManager: names.FieldManager, Metrics: metrics}, now: time.Now, clusters: clusters,
+		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
+		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
 }

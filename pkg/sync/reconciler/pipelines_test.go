@@ -19,11 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/util/workqueue"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
-
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
 // write is one write a fake apiserver answered.
@@ -108,9 +104,7 @@ func TestPipelinesDoNotWaitForTheSlowestCluster(t *testing.T) {
 		}
 		c.Dynamic = fakeAPIServer(c.ID, delay, &mu, &log, map[string]map[string]any{}, nil)
 	}
-	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: clusters,
-		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
+	r := testReconciler(nil, clusters...)
 	if err := r.syncKey(context.Background(), key{Namespace: "demo", Name: "serve"}); err != nil {
 		t.Fatal(err)
 	}
@@ -169,9 +163,7 @@ func TestEndpointChangeIsDecidedTwice(t *testing.T) {
 		c.Dynamic = fakeAPIServer(c.ID, 0, &mu, &log, map[string]map[string]any{}, nil)
 	}
 	reg := prometheus.NewRegistry()
-	r := &Reconciler{opts: Options{FieldManager: names.FieldManager, Metrics: NewMetrics(reg)}, now: time.Now, clusters: clusters,
-		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
+	r := testReconciler(NewMetrics(reg), clusters...)
 	k := key{Namespace: "demo", Name: "serve"}
 	if err := r.syncKey(context.Background(), k); err != nil {
 		t.Fatal(err)

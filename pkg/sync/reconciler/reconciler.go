@@ -297,10 +297,10 @@ const maxRounds = 8
 // in turn the slowest one. An export's status is left to the rounds: its Ready condition waits
 // for the imports of every cluster, and written early it would be written twice. first is each
 // cluster's first work, decided from obs. A cluster whose write fails stops here; the rounds
-// carry on without that object. So does one that has written its slices: nothing it writes
-// comes after them but the export's status, so deciding again here would only find what the
-// next round decides anyway, for every cluster at once (an endpoint change, slices alone in
-// every cluster, is then decided twice, not once more per cluster).
+// carry on without that object. So does one that has written its slices (lastPipelineKind):
+// deciding again here would only find what the next round decides anyway, for every cluster at
+// once (an endpoint change, slices alone in every cluster, is then decided twice, not once more
+// per cluster).
 func (r *Reconciler) pipelines(ctx context.Context, fs *syncFailures, ns, name string, obs engine.Observed, first map[string][]engine.Action) {
 	var wg sync.WaitGroup
 	for cl, actions := range first {
@@ -316,7 +316,7 @@ func (r *Reconciler) pipelines(ctx context.Context, fs *syncFailures, ns, name s
 						return
 					}
 				}
-				if len(r.runRound(ctx, fs, seen, [][]engine.Action{actions})) > 0 || actions[0].Kind == snapshot.KindEndpointSlice {
+				if len(r.runRound(ctx, fs, seen, [][]engine.Action{actions})) > 0 || actions[0].Kind == lastPipelineKind {
 					return
 				}
 			}
@@ -324,6 +324,10 @@ func (r *Reconciler) pipelines(ctx context.Context, fs *syncFailures, ns, name s
 	}
 	wg.Wait()
 }
+
+// lastPipelineKind is the last kind a pipeline writes: the plan's order ends with the export's
+// status, which ownWork leaves to the rounds.
+const lastPipelineKind = snapshot.KindEndpointSlice
 
 // ownWork is, per cluster, the actions of the earliest kind it has, unless that kind is the
 // export status (see pipelines).

@@ -15,7 +15,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	k8stesting "k8s.io/client-go/testing"
-	"k8s.io/client-go/util/workqueue"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
@@ -45,9 +44,7 @@ func TestDroppedFieldIsBounded(t *testing.T) {
 	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", CreationTimestamp: metav1.Now()}}
 	m := readMember(t, "m1", corev1.NamespaceActive, svc, exp, imp)
 	m.Dynamic = dyn
-	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: []*target{m},
-		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
+	r := testReconciler(nil, m)
 
 	held["serviceimports/serve"] = map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceImport",
 		"metadata": map[string]any{"name": "serve", "namespace": "demo", "uid": "u-imp",
@@ -114,9 +111,7 @@ func TestRefusedApplyIsAnError(t *testing.T) {
 	exp := &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-exp", CreationTimestamp: metav1.Now()}}
 	m := readMember(t, "m1", corev1.NamespaceActive, svcObj("demo", "serve"), exp, imp)
 	m.Dynamic = dyn
-	r := &Reconciler{opts: Options{FieldManager: names.FieldManager}, now: time.Now, clusters: []*target{m},
-		conflicts: map[key][]engine.Conflict{}, skips: map[key][]string{},
-		queue: workqueue.NewTypedRateLimitingQueue(workqueue.NewTypedItemExponentialFailureRateLimiter[key](time.Hour, time.Hour))}
+	r := testReconciler(nil, m)
 	held["serviceimports/serve"] = map[string]any{"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceImport",
 		"metadata": map[string]any{"name": "serve", "namespace": "demo", "uid": "u-imp", "resourceVersion": "5",
 			"labels": map[string]any{names.ManagedByLabel: names.ManagedByValue}, "annotations": map[string]any{names.DerivedServiceAnnotation: "derived-serve"}}}
