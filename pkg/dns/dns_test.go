@@ -143,8 +143,8 @@ func TestApplyRefuses(t *testing.T) {
 		"stray brace":     {"}\n.:53 {\n kubernetes cluster.local\n}\n", "cannot parse"},
 		"quote":           {".:53 {\n  hosts \"x\n}\n", "cannot parse"},
 		"no kubernetes":   {".:53 {\n  forward . 8.8.8.8\n}\n", "no server block uses the kubernetes plugin"},
-		"served already":  {kubeadm + "clusterset.local:53 {\n  whoami\n}\n", "zone clusterset.local is already served"},
-		"served below":    {kubeadm + "dns://foo.ClusterSet.Local.:53 {\n  whoami\n}\n", "zone foo.clusterset.local is already served"},
+		"served already":  {kubeadm + "clusterset.local:53 {\n  whoami\n}\n", `already serves "clusterset.local"`},
+		"served below":    {kubeadm + "dns://foo.ClusterSet.Local.:53 {\n  whoami\n}\n", `already serves "foo.clusterset.local", inside`},
 		"marker twice":    {kubeadm + BeginMarker + "\n" + BeginMarker + "\n" + EndMarker + "\n", "appears twice"},
 		"marker no end":   {kubeadm + BeginMarker + "\n", "do not enclose"},
 		"markers swapped": {EndMarker + "\n" + kubeadm + BeginMarker + "\n", "do not enclose"},
@@ -179,6 +179,8 @@ func FuzzApplyRemove(f *testing.F) {
 	f.Add(kubeadm)
 	f.Add(".:53 {\n kubernetes cluster.local\n}")
 	f.Add("(s) {\n}\n" + kubeadm + "example.org {\n whoami\n}\n")
+	f.Add(dotBlock("multicluster clusterset.local"))
+	f.Add(dotBlock(`rewrite name regex (.*)\.clusterset\.local {1}.svc.cluster.local`))
 	f.Fuzz(func(t *testing.T, corefile string) {
 		out, err := Apply(corefile, DefaultDomain, up)
 		if err != nil {

@@ -93,8 +93,9 @@ func ParseUpstream(s string) (string, error) {
 
 // Apply returns the Corefile with our block for domain, forwarding to up, replacing ours in place
 // when present and appending it otherwise. It refuses a Corefile it cannot parse, one that serves
-// domain (or a zone under it) outside our block, and one with no kubernetes plugin (not a
-// cluster's CoreDNS; its server block's port is the one our block listens on).
+// domain, part of it or a zone under it outside our block (a *ServedError: see served.go for the
+// rule), and one with no kubernetes plugin (not a cluster's CoreDNS; its server block's port is
+// the one our block listens on).
 func Apply(corefile, domain string, up Upstream) (string, error) {
 	domain = strings.ToLower(strings.TrimSuffix(domain, "."))
 	addr, err := ParseUpstream(up.Addr)
@@ -115,13 +116,11 @@ func Apply(corefile, domain string, up Upstream) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("cannot parse the Corefile: %w", err)
 	}
+	if err := served(servers, domain); err != nil {
+		return "", err
+	}
 	var host *Server
 	for i, s := range servers {
-		for _, z := range s.Zones() {
-			if z == domain || strings.HasSuffix(z, "."+domain) {
-				return "", fmt.Errorf("line %d: zone %s is already served outside the kubectl-mcs block", s.First+1, z)
-			}
-		}
 		if host == nil && s.Find("kubernetes") != nil {
 			host = &servers[i]
 		}
