@@ -40,7 +40,7 @@ func TestMain(m *testing.M) {
 		fmt.Println("traffic: skipped:", why)
 		os.Exit(0)
 	}
-	if kubeconfig == "" || binary == "" || image == "" || dnsServer == "" {
+	if kubeconfig == "" || binary == "" || image == "" || (dnsServer == "" && !production) {
 		fmt.Fprintln(os.Stderr, "traffic: TRAFFIC_KUBECONFIG, TRAFFIC_BINARY, TRAFFIC_IMAGE and TRAFFIC_DNS_SERVER must be set (run: make test-traffic)")
 		os.Exit(1)
 	}
@@ -53,6 +53,18 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		clients[c] = kubernetes.NewForConfigOrDie(cfg)
+	}
+	if production {
+		if err := deployProduction(); err != nil {
+			fmt.Fprintln(os.Stderr, "traffic: the production path:", err)
+			productionLogs()
+			os.Exit(1)
+		}
+		code := m.Run()
+		if code != 0 {
+			productionLogs()
+		}
+		os.Exit(code)
 	}
 	all := strings.Join(members, ",")
 	for _, args := range [][]string{

@@ -1,0 +1,285 @@
+//go:build traffic
+
+package traffic
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// Sync's Lease: a standby takes over once the leader's Lease has expired (leaseDuration in
+// pkg/sync/process) and then needs one sync round to carry a change.
+const (
+	leaseDuration = 15 * time.Second
+	syncRound     = 5 * time.Second
+)
+
+func requireProduction(t *testing.T) {
+	t.Helper()
+	if !production {
+		t.Skip("the production path only (make test-production): sync and the DNS server as pods")
+	}
+}
+
+// The leader sync pod is deleted at once (grace 0): the standby takes the Lease, and an endpoint
+// change made right after reaches every member within the Lease duration and one round. A pod
+// calling the service meanwhile sees no failed request, and nothing sync wrote is replaced.
+func TestProductionLeaderTakeover(t *testing.T) {
+	requireProduction(t)
+	ns := namespace(t, "takeover")
+	echo(t, "member1", ns, "serve", 1, http80, false)
+	client(t, ns)
+	expose(t, ns, "serve", members...)
+	name := clustersetName("serve", ns)
+	answered(t, ns, name, "member1")
+	uids := managedUIDs(t, ns)
+	before := readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve")
+
+	requests := loop(t, ns, "requests", fmt.Sprintf("curl -sS --max-time 2 http://%s/", name))
+	leader := leaderPod(t)
+	must(t, kubectl(nil, host, "-n", systemNS, "delete", "pod", leader, "--grace-period=0", "--force"), "delete the leader "+leader)
+	killed := time.Now()
+	must(t, kubectl(nil, "member1", "-n", ns, "scale", "deployment/serve", "--replicas=2"), "scale serve")
+	changed, copied := propagation(t, ns, before)
+	t.Logf("takeover: change -> last copy %.1f s (kill -> change %.1f s, kill -> last copy %.1f s)",
+		copied.Sub(changed).Seconds(), changed.Sub(killed).Seconds(), copied.Sub(killed).Seconds())
+	if d := copied.Sub(changed); d > leaseDuration+syncRound {
+		t.Fatalf("the change reached every member %s after it was made, more than the Lease duration and a round (%s)", d, leaseDuration+syncRound)
+	}
+	if now := leaderPod(t); now == leader {
+		t.Fatalf("the Lease is still held by the deleted pod %s", leader)
+	}
+	requests.expectNoFailure(t)
+	unchanged(t, uids, managedUIDs(t, ns))
+}
+
+// One DNS server pod of the consumer is deleted: lookups from a pod, of a name CoreDNS may cache
+// and of names it may not (NXDOMAIN is not cached), never fail while the other replica answers.
+func TestProductionDNSServerPodDeleted(t *testing.T) {
+	requireProduction(t)
+	ns := namespace(t, "dnspod")
+	echo(t, "member1", ns, "serve", 1, http80, false)
+	client(t, ns)
+	expose(t, ns, "serve", members...)
+	name := clustersetName("serve", ns)
+	answered(t, ns, name, "member1")
+
+	lookups := loop(t, ns, "lookups", fmt.Sprintf(
+		`dig +time=2 +tries=1 %s A | grep -q 'status: NOERROR' && dig +time=2 +tries=1 nosuch-$n.%s.svc.clusterset.local A | grep -q 'status: NXDOMAIN'`, name, ns))
+	pods := strings.Fields(must(t, kubectl(nil, consumer, "-n", systemNS, "get", "pods", "-l", "app.kubernetes.io/name="+dnsName,
+		"-o", "jsonpath={.items[*].metadata.name}"), "DNS server pods").stdout)
+	if len(pods) < 2 {
+		t.Fatalf("%s runs %d DNS server pods, want 2", consumer, len(pods))
+	}
+	time.Sleep(3 * time.Second)
+	must(t, kubectl(nil, consumer, "-n", systemNS, "delete", "pod", pods[0]), "delete DNS server pod "+pods[0])
+	must(t, kubectl(nil, consumer, "-n", systemNS, "rollout", "status", "deployment/"+dnsName, "--timeout=90s"), "DNS server rollout")
+	time.Sleep(5 * time.Second)
+	lookups.expectNoFailure(t)
+}
+
+// sync is rolled to a rebuilt image (another version string) the way it was installed: no
+// request fails, the new replicas carry changes, and no object sync wrote is deleted and recreated.
+func TestProductionRollingUpgrade(t *testing.T) {
+	requireProduction(t)
+	if nextImage == "" {
+		t.Skip("TRAFFIC_NEXT_IMAGE is not set: no second image to roll to")
+	}
+	ns := namespace(t, "roll")
+	echo(t, "member1", ns, "serve", 1, http80, false)
+	echo(t, "member3", ns, "serve", 1, http80, false)
+	client(t, ns)
+	expose(t, ns, "serve", members...)
+	name := clustersetName("serve", ns)
+	eventually(t, 90*time.Second, "member1 and member3 both answer", func() (bool, string) {
+		a := answeredBy(10, func() (string, bool) { return get(ns, name, 80) })
+		return a.seen["member1"] > 0 && a.seen["member3"] > 0 && a.seen[""] == 0, a.String()
+	})
+	uids := managedUIDs(t, ns)
+	before := readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve")
+
+	requests := loop(t, ns, "requests", fmt.Sprintf("curl -sS --max-time 2 http://%s/", name))
+	must(t, install(nextImage), "kubectl mcs install --image "+nextImage)
+	must(t, kubectl(nil, host, "-n", systemNS, "rollout", "status", "deployment/"+syncName, "--timeout=180s"), "sync's rollout")
+	images := must(t, kubectl(nil, host, "-n", systemNS, "get", "pods", "-l", "app.kubernetes.io/name="+syncName,
+		"-o", "jsonpath={.items[*].spec.containers[0].image}"), "sync pods").stdout
+	if strings.Count(images, nextImage) != 2 || strings.Contains(images, syncImage+" ") {
+		t.Fatalf("sync pods run %q after the roll, want two of %s", images, nextImage)
+	}
+	must(t, kubectl(nil, "member1", "-n", ns, "scale", "deployment/serve", "--replicas=2"), "scale serve")
+	propagation(t, ns, before)
+	requests.expectNoFailure(t)
+	unchanged(t, uids, managedUIDs(t, ns))
+}
+
+// answered waits until a request from the client pod to host is answered by cluster.
+func answered(t *testing.T, ns, host, cluster string) {
+	t.Helper()
+	eventually(t, 90*time.Second, "a request from "+consumer+" to "+host+" answered by "+cluster, func() (bool, string) {
+		a, ok := get(ns, host, 80)
+		return ok && clusterOf(a) == cluster, a
+	})
+}
+
+// leaderPod is the sync pod holding the Lease in the host.
+func leaderPod(t *testing.T) string {
+	t.Helper()
+	var pod string
+	eventually(t, 60*time.Second, "a sync pod holds the Lease", func() (bool, string) {
+		l, err := clients[host].CoordinationV1().Leases(systemNS).Get(context.Background(), leaseName, metav1.GetOptions{})
+		if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
+			return false, fmt.Sprint(err)
+		}
+		pod, _, _ = strings.Cut(*l.Spec.HolderIdentity, "_")
+		return true, ""
+	})
+	return pod
+}
+
+// readyAddresses are the ready endpoint addresses of the slices selected in cluster c.
+func readyAddresses(t *testing.T, c, ns, selector string) map[string]bool {
+	t.Helper()
+	slices, err := clients[c].DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		t.Fatalf("%s: endpoint slices %s: %v", c, selector, err)
+	}
+	addrs := map[string]bool{}
+	for _, s := range slices.Items {
+		for _, e := range s.Endpoints {
+			if e.Conditions.Ready == nil || *e.Conditions.Ready {
+				for _, a := range e.Addresses {
+					addrs[a] = true
+				}
+			}
+		}
+	}
+	return addrs
+}
+
+// propagation waits for a ready endpoint of serve in member1 that was not in before, and then for
+// it in the copies of every other member; it returns when each was first seen.
+func propagation(t *testing.T, ns string, before map[string]bool) (changed, copied time.Time) {
+	t.Helper()
+	var added string
+	deadline := time.Now().Add(2 * time.Minute)
+	for added == "" {
+		for a := range readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve") {
+			if !before[a] {
+				added, changed = a, time.Now()
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no new ready endpoint of serve in member1 within 2m")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, c := range members {
+		if c == "member1" {
+			continue
+		}
+		for !readyAddresses(t, c, ns, "multicluster.kubernetes.io/service-name=serve")[added] {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the copies of serve never got member1's new endpoint %s", c, added)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	return changed, time.Now()
+}
+
+// managedUIDs are the UIDs of every object sync wrote in ns, in every member.
+func managedUIDs(t *testing.T, ns string) map[string]string {
+	t.Helper()
+	uids := map[string]string{}
+	for _, c := range members {
+		for kinds, label := range map[string]string{
+			"serviceimports,services": "app.kubernetes.io/managed-by=kubectl-mcs",
+			"endpointslices":          "endpointslice.kubernetes.io/managed-by=kubectl-mcs",
+		} {
+			r := must(t, kubectl(nil, c, "-n", ns, "get", kinds, "-l", label, "-o",
+				`jsonpath={range .items[*]}{.kind}/{.metadata.name} {.metadata.uid}{"\n"}{end}`), "objects of sync in "+c)
+			for _, l := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+				if k, uid, ok := strings.Cut(l, " "); ok {
+					uids[c+" "+k] = uid
+				}
+			}
+		}
+	}
+	if len(uids) == 0 {
+		t.Fatalf("no object of sync in %s", ns)
+	}
+	return uids
+}
+
+// unchanged fails when an object of before is gone or has another UID (deleted and recreated).
+func unchanged(t *testing.T, before, after map[string]string) {
+	t.Helper()
+	var lost []string
+	for k, uid := range before {
+		if after[k] != uid {
+			lost = append(lost, fmt.Sprintf("%s: uid %s, now %q", k, uid, after[k]))
+		}
+	}
+	sort.Strings(lost)
+	if len(lost) > 0 {
+		t.Fatalf("objects sync wrote were deleted or replaced:\n%s", strings.Join(lost, "\n"))
+	}
+}
+
+// running is a shell loop in the client pod: it runs a command every 0.2 s until stopped, and
+// counts the runs and the failures ($n is the run's number, for names that must not be cached).
+type running struct {
+	ns, name string
+	done     chan result
+}
+
+func loop(t *testing.T, ns, name, command string) *running {
+	t.Helper()
+	script := fmt.Sprintf(`n=0; f=0; rm -f /tmp/stop-%[1]s
+while [ ! -e /tmp/stop-%[1]s ]; do
+  if ! out=$( { %[2]s ; } 2>&1); then f=$((f+1)); echo "run $n failed at $(date +%%T.%%N): $out" >&2; fi
+  n=$((n+1)); sleep 0.2
+done
+echo "$n $f"`, name, command)
+	r := &running{ns: ns, name: name, done: make(chan result, 1)}
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, "kubectl", "--kubeconfig", kubeconfig, "--context", consumer, "-n", ns,
+			"exec", "client", "--", "sh", "-c", script)
+		cmd.Env = os.Environ()
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if err != nil {
+			code = 1
+		}
+		r.done <- result{out.String(), errb.String(), code}
+	}()
+	return r
+}
+
+// expectNoFailure stops the loop and fails the test if any run failed (or the loop did not run).
+func (r *running) expectNoFailure(t *testing.T) {
+	t.Helper()
+	must(t, kubectl(nil, consumer, "-n", r.ns, "exec", "client", "--", "touch", "/tmp/stop-"+r.name), "stop the "+r.name+" loop")
+	res := <-r.done
+	var runs, failed int
+	if _, err := fmt.Sscan(strings.TrimSpace(res.stdout), &runs, &failed); err != nil || res.code != 0 {
+		t.Fatalf("the %s loop: exit %d: %s%s", r.name, res.code, res.stdout, res.stderr)
+	}
+	t.Logf("%s: %d runs, %d failed", r.name, runs, failed)
+	if runs < 10 || failed > 0 {
+		t.Fatalf("%s: %d of %d failed (want none of at least 10):\n%s", r.name, failed, runs, tail(res.stderr, 20))
+	}
+}

@@ -1,0 +1,159 @@
+//go:build traffic
+
+package traffic
+
+// The production path (make test-production): nothing of kubectl-mcs runs on the host. The image
+// `make image` built is loaded into every node's containerd; the DNS server runs as the
+// Deployment `dns-server --print-manifests` prints, in every member; `init --dns` forwards the
+// zone to its Service; sync runs as the two replicas `kubectl mcs install` deploys in member1.
+// The seed tests then run unchanged, and the faults below each assert that no request failed and
+// no object was replaced.
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+)
+
+const (
+	host      = "member1" // where sync's Deployment runs
+	systemNS  = "kubectl-mcs-system"
+	syncName  = "kubectl-mcs-sync"
+	dnsName   = "kubectl-mcs-dns"
+	leaseName = "kubectl-mcs-sync"
+)
+
+var (
+	production = os.Getenv("TRAFFIC_MODE") == "production"
+	// The image under test and a rebuild of it with another version string (the rolling upgrade).
+	syncImage   = os.Getenv("TRAFFIC_SYNC_IMAGE")
+	syncArchive = os.Getenv("TRAFFIC_SYNC_ARCHIVE")
+	nextImage   = os.Getenv("TRAFFIC_NEXT_IMAGE")
+	nextArchive = os.Getenv("TRAFFIC_NEXT_ARCHIVE")
+	testbedDir  = os.Getenv("TESTBED_DIR")
+)
+
+// deployProduction installs everything as an operator would, from the docs, and checks that no
+// kubectl-mcs process runs on the host afterwards.
+func deployProduction() error {
+	if syncImage == "" || syncArchive == "" || testbedDir == "" {
+		return fmt.Errorf("TRAFFIC_SYNC_IMAGE, TRAFFIC_SYNC_ARCHIVE and TESTBED_DIR must be set (run: make test-production)")
+	}
+	for _, a := range []string{syncArchive, nextArchive} {
+		if a == "" {
+			continue
+		}
+		for _, c := range members {
+			if err := importImage(c, a); err != nil {
+				return err
+			}
+		}
+	}
+	all := strings.Join(members, ",")
+	if r := mcs("init", "--contexts", all); r.code != 0 {
+		return fmt.Errorf("kubectl mcs init: %s", r.stderr)
+	}
+	// The DNS server first: init --dns refuses while its Service has no ready endpoint.
+	for _, c := range members {
+		m := mcs("dns-server", "--print-manifests", "--context", c, "--image", syncImage)
+		if m.code != 0 {
+			return fmt.Errorf("dns-server --print-manifests: %s", m.stderr)
+		}
+		if r := kubectl([]byte(m.stdout), c, "apply", "--server-side", "-f", "-"); r.code != 0 {
+			return fmt.Errorf("%s: applying the DNS server: %s", c, r.stderr)
+		}
+	}
+	for _, c := range members {
+		if r := kubectl(nil, c, "-n", systemNS, "rollout", "status", "deployment/"+dnsName, "--timeout=120s"); r.code != 0 {
+			return fmt.Errorf("%s: the DNS server's rollout: %s%s", c, r.stdout, r.stderr)
+		}
+	}
+	if r := mcs("init", "--contexts", all, "--dns"); r.code != 0 {
+		return fmt.Errorf("kubectl mcs init --dns: %s", r.stderr)
+	}
+	if r := install(syncImage); r.code != 0 {
+		return fmt.Errorf("kubectl mcs install: %s%s", r.stdout, r.stderr)
+	}
+	if r := kubectl(nil, host, "-n", systemNS, "rollout", "status", "deployment/"+syncName, "--timeout=120s"); r.code != 0 {
+		return fmt.Errorf("%s: sync's rollout: %s%s", host, r.stdout, r.stderr)
+	}
+	if pids := hostProcesses(); len(pids) > 0 {
+		return fmt.Errorf("kubectl-mcs runs on the host (pids %v): the production path must run only pods", pids)
+	}
+	return nil
+}
+
+// install runs `kubectl mcs install` as docs/running-in-a-cluster.md tells an operator to: the
+// host's pods reach every other member at the address the bed gives its apiserver on the nodes'
+// segment.
+func install(image string) result {
+	args := []string{"install", "--context", host, "--contexts", strings.Join(members, ","), "--image", image}
+	for c, url := range apiservers() {
+		if c != host {
+			args = append(args, "--member-server", c+"="+url)
+		}
+	}
+	return mcs(args...)
+}
+
+// apiservers reads, from node.sh env, the address pods use for each member's apiserver.
+func apiservers() map[string]string {
+	out, err := exec.Command("bash", "test/testbed/node.sh", "env").Output()
+	if err != nil {
+		return nil
+	}
+	urls := map[string]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(l), "=")
+		if !ok || !strings.HasPrefix(k, "APISERVER_") {
+			continue
+		}
+		urls[strings.TrimPrefix(k, "APISERVER_")] = strings.Trim(v, `'"`)
+	}
+	return urls
+}
+
+// importImage loads an image archive into a node's containerd, where the kubelet finds it.
+func importImage(c, archive string) error {
+	sock := filepath.Join(testbedDir, "nodes", c, "containerd.sock")
+	out, err := exec.Command("ctr", "--address", sock, "-n", "k8s.io", "images", "import", "--all-platforms", archive).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: importing %s: %v: %s", c, archive, err, out)
+	}
+	return nil
+}
+
+// hostProcesses are the processes running the plugin binary under test outside any container.
+func hostProcesses() []int {
+	bin, err := filepath.EvalSymlinks(binary)
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	for _, p := range procs {
+		if exe, err := os.Readlink(p); err == nil && exe == bin {
+			var pid int
+			fmt.Sscanf(strings.TrimPrefix(p, "/proc/"), "%d", &pid)
+			if pid != os.Getpid() && syscall.Kill(pid, 0) == nil {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// productionLogs prints what the pods said, for a failed run.
+func productionLogs() {
+	fmt.Fprintf(os.Stderr, "--- sync pods in %s\n%s\n", host,
+		tail(kubectl(nil, host, "-n", systemNS, "logs", "-l", "app.kubernetes.io/name="+syncName, "--tail=60", "--prefix").stdout, 120))
+	for _, c := range members {
+		r := kubectl(nil, c, "-n", systemNS, "get", "pods", "-o", "wide")
+		fmt.Fprintf(os.Stderr, "--- %s: pods of %s\n%s%s\n", c, systemNS, r.stdout, r.stderr)
+		fmt.Fprintf(os.Stderr, "--- %s: DNS server logs\n%s\n", c,
+			tail(kubectl(nil, c, "-n", systemNS, "logs", "-l", "app.kubernetes.io/name="+dnsName, "--tail=20", "--prefix").stdout, 40))
+	}
+}
