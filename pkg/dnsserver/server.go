@@ -184,8 +184,9 @@ func (s *Server) servedVersion(ctx context.Context) (string, error) {
 	}
 }
 
-// ServeDNS answers one query: SERVFAIL before the caches synced, else from them. A UDP answer is
-// truncated to what the client can take (it retries over TCP).
+// ServeDNS answers one query: SERVFAIL before the caches synced, else from them. An answer is
+// truncated to what the transport carries: over UDP the client's EDNS buffer up to 1,232 bytes
+// (512 without EDNS; TC makes it retry over TCP), over TCP 65,535 bytes.
 func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	var m *dns.Msg
 	if c := s.source.Load(); c != nil {
@@ -193,14 +194,8 @@ func (s *Server) ServeDNS(w dns.ResponseWriter, req *dns.Msg) {
 	} else {
 		m = new(dns.Msg).SetRcode(req, dns.RcodeServerFailure)
 	}
-	if _, udp := w.RemoteAddr().(*net.UDPAddr); udp {
-		size := dns.MinMsgSize
-		if o := req.IsEdns0(); o != nil {
-			size = max(int(o.UDPSize()), dns.MinMsgSize)
-		}
-		m.Truncate(size)
-	}
-	m.Compress = true
+	_, udp := w.RemoteAddr().(*net.UDPAddr)
+	dnszone.Fit(m, dnszone.Limit(req, !udp))
 	err := w.WriteMsg(m)
 	if logger := klog.V(2); logger.Enabled() {
 		q := dns.Question{}

@@ -63,7 +63,7 @@ func Answer(req *dns.Msg, src Source, cfg Config) *dns.Msg {
 	}
 	m.SetReply(req)
 	if o := req.IsEdns0(); o != nil {
-		m.SetEdns0(max(o.UDPSize(), dns.MinMsgSize), false)
+		m.SetEdns0(UDPSize, false) // our buffer, whatever the client's (Fit keeps the answer to both)
 	}
 	q := req.Question[0]
 	if _, ok := dns.IsDomainName(q.Name); !ok || !dns.IsFqdn(q.Name) { // a name off the wire is both
