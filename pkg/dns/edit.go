@@ -139,6 +139,13 @@ func Apply(corefile, domain string, up Upstream) (string, error) {
 	return rest + block, nil
 }
 
+// Check returns the error Apply gives for corefile and domain, whatever the upstream: init checks
+// every member's Corefile before it reads (or waits for) the DNS servers.
+func Check(corefile, domain string) error {
+	_, err := Apply(corefile, domain, Upstream{Addr: "127.0.0.1"})
+	return err
+}
+
 // Block renders our server block: the zone, on the port of the cluster's own block, forwarded to
 // the member's DNS server. cache 5 matches the DNS server's TTL, so a change shows within seconds;
 // denials are not cached (as kubeadm's Corefile does for cluster.local), so a name exported just

@@ -2,9 +2,10 @@ package initcmd
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
@@ -13,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
-	"k8s.io/client-go/kubernetes"
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
@@ -35,18 +35,21 @@ type DNSFlags struct {
 	// Server is --dns-server: the one DNS server address every member's CoreDNS forwards to;
 	// empty: each member's kubectl-mcs-dns Service.
 	Server string
+	// Wait is --dns-wait: how long to wait for that Service to have a ready endpoint.
+	Wait time.Duration
 
 	set       bool // --dns was given: true adds our block, false removes it
 	namespace string
 	name      string
 }
 
-// AddFlags registers --dns, --dns-domain and --dns-configmap.
+// AddFlags registers --dns, --dns-domain, --dns-configmap, --dns-server and --dns-wait.
 func (f *DNSFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.Enable, "dns", false, "Configure each member's CoreDNS to forward the clusterset zone (<dns-domain>) to the member's DNS server, kubectl mcs dns-server (false: remove exactly that configuration).")
 	cmd.Flags().StringVar(&f.Domain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone --dns serves.")
 	cmd.Flags().StringVar(&f.ConfigMap, "dns-configmap", "kube-system/coredns", "NAMESPACE/NAME of the ConfigMap holding CoreDNS's Corefile.")
 	cmd.Flags().StringVar(&f.Server, "dns-server", "", "IP[:PORT] (default port 53) of the DNS server every member's CoreDNS forwards the zone to, e.g. 127.0.0.1:5353 where it runs beside CoreDNS (default: in each member, the ClusterIP of service "+names.SystemNamespace+"/"+names.DNSServerName+").")
+	cmd.Flags().DurationVar(&f.Wait, "dns-wait", 0, "How long to wait for service "+names.SystemNamespace+"/"+names.DNSServerName+" to have a ready endpoint in every member (0: refuse at once while one has none).")
 }
 
 // Complete records whether --dns was given.
@@ -57,12 +60,18 @@ func (f *DNSFlags) Complete(cmd *cobra.Command) {
 // Validate checks the DNS flags.
 func (f *DNSFlags) Validate(cmd *cobra.Command) error {
 	if !f.set {
-		for _, n := range []string{"dns-domain", "dns-configmap", "dns-server"} {
+		for _, n := range []string{"dns-domain", "dns-configmap", "dns-server", "dns-wait"} {
 			if cmd.Flags().Changed(n) {
 				return fmt.Errorf("--%s goes with --dns", n)
 			}
 		}
 		return nil
+	}
+	switch {
+	case f.Wait < 0:
+		return fmt.Errorf("--dns-wait %s: want a duration of 0 or more", f.Wait)
+	case f.Wait > 0 && (!f.Enable || f.Server != ""):
+		return fmt.Errorf("--dns-wait waits for service %s/%s: it goes with --dns, without --dns-server", names.SystemNamespace, names.DNSServerName)
 	}
 	if f.Server != "" {
 		if !f.Enable {
@@ -89,13 +98,14 @@ func (f *DNSFlags) Validate(cmd *cobra.Command) error {
 // dnsEdit is the new Corefile of one member.
 type dnsEdit struct {
 	item    apply.Item
-	client  kubernetes.Interface
 	cm      *corev1.ConfigMap
 	changed bool
+	member  *clusterset.Connection
 }
 
 // planDNS reads every member's Corefile and computes the new one; nothing is written unless every
-// member's can be edited.
+// member's can be edited. Every Corefile is checked before the DNS server Services, so that a
+// refused --dns-domain is said at once, not after --dns-wait.
 func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 	var edits []dnsEdit
 	for _, m := range o.members {
@@ -111,46 +121,43 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 		if !ok {
 			return nil, fmt.Errorf("%s has no %s key", ref, corefileKey)
 		}
-		var next string
+		next := cur
 		if o.DNS.Enable {
-			up := dns.Upstream{Addr: o.DNS.Server}
-			if up.Addr == "" {
-				if up, err = dnsService(ctx, m); err != nil {
-					return nil, err
-				}
-			}
-			next, err = dns.Apply(cur, o.DNS.Domain, up)
+			err = dns.Check(cur, o.DNS.Domain)
 		} else {
 			next, err = dns.Remove(cur)
+		}
+		if se := (*dns.ServedError)(nil); errors.As(err, &se) {
+			return nil, fmt.Errorf("cluster %q: %s/%s %w: pick another --dns-domain", m.ID, o.DNS.namespace, o.DNS.name, err)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: refusing to edit the Corefile: %w", ref, err)
 		}
 		cm = cm.DeepCopy()
 		cm.Data[corefileKey] = next
-		edits = append(edits, dnsEdit{cm: cm, changed: next != cur, client: m.Client,
+		edits = append(edits, dnsEdit{cm: cm, changed: next != cur, member: m,
 			item: apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: configMapResource}})
 	}
+	if !o.DNS.Enable {
+		return edits, nil
+	}
+	deadline := time.Now().Add(o.DNS.Wait)
+	for i, e := range edits {
+		up := dns.Upstream{Addr: o.DNS.Server}
+		if up.Addr == "" {
+			var err error
+			if up, err = o.DNS.dnsService(ctx, e.member, deadline); err != nil {
+				return nil, err
+			}
+		}
+		cur := e.cm.Data[corefileKey]
+		next, err := dns.Apply(cur, o.DNS.Domain, up)
+		if err != nil {
+			return nil, fmt.Errorf("cluster %q: configmap %s/%s: refusing to edit the Corefile: %w", e.item.Cluster, o.DNS.namespace, o.DNS.name, err)
+		}
+		edits[i].cm.Data[corefileKey], edits[i].changed = next, next != cur
+	}
 	return edits, nil
-}
-
-// dnsService is the address of member m's DNS server: the ClusterIP of the Service that
-// `dns-server --print-manifests` creates, port 53.
-func dnsService(ctx context.Context, m *clusterset.Connection) (dns.Upstream, error) {
-	ref := fmt.Sprintf("cluster %q: service %s/%s", m.ID, names.SystemNamespace, names.DNSServerName)
-	fix := fmt.Sprintf("run the DNS server there (kubectl mcs dns-server --print-manifests --context %s | kubectl --context %s apply -f -) or pass --dns-server=IP[:PORT]", m.Context, m.Context)
-	svc, err := m.Client.CoreV1().Services(names.SystemNamespace).Get(ctx, names.DNSServerName, metav1.GetOptions{})
-	if apierrors.IsNotFound(err) {
-		return dns.Upstream{}, fmt.Errorf("%s not found: --dns forwards the clusterset zone to it; %s", ref, fix)
-	}
-	if err != nil {
-		return dns.Upstream{}, fmt.Errorf("%s: %w", ref, err)
-	}
-	ip := svc.Spec.ClusterIP
-	if ip == "" || ip == corev1.ClusterIPNone {
-		return dns.Upstream{}, fmt.Errorf("%s has no cluster IP for CoreDNS to forward to; %s", ref, fix)
-	}
-	return dns.Upstream{Addr: net.JoinHostPort(ip, "53"), Service: names.SystemNamespace + "/" + names.DNSServerName}, nil
 }
 
 // runDNS writes the Corefiles planDNS computed. The ConfigMap is not ours, so it is updated, not
@@ -166,7 +173,7 @@ func (o *Options) runDNS(ctx context.Context, edits []dnsEdit) error {
 			if o.Write.DryRun == cmdutil.DryRunServer {
 				opts.DryRun = []string{metav1.DryRunAll}
 			}
-			res, err = e.client.CoreV1().ConfigMaps(e.cm.Namespace).Update(ctx, e.cm, opts)
+			res, err = e.member.Client.CoreV1().ConfigMaps(e.cm.Namespace).Update(ctx, e.cm, opts)
 			if apierrors.IsConflict(err) {
 				return fmt.Errorf("cluster %q: configmap %s/%s changed while init ran; run it again", e.item.Cluster, e.cm.Namespace, e.cm.Name)
 			}

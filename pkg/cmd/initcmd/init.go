@@ -39,9 +39,12 @@ var (
 		ServiceImports and the EndpointSlices sync writes there. The DNS server runs in each member
 		as the Deployment and Service that "kubectl mcs dns-server --print-manifests" generates;
 		--dns forwards to that Service's ClusterIP (port 53), read in each member, and fails before
-		writing anything where the Service does not exist. --dns-server=IP[:PORT] names one address
-		for every member instead (a DNS server beside CoreDNS: 127.0.0.1:5353). Nothing is added to
-		CoreDNS itself: a stock CoreDNS forwards. --dns=false removes exactly that block.`)
+		writing anything where the Service does not exist or has no ready endpoint (--dns-wait=2m
+		waits for one). --dns-server=IP[:PORT] names one address for every member instead (a DNS
+		server beside CoreDNS: 127.0.0.1:5353). A --dns-domain that the Corefile already serves (a
+		server block, or a kubernetes, file, multicluster, forward or rewrite stanza for the zone,
+		a zone under it or one holding it: cluster.local, local, in-addr.arpa) is refused. Nothing
+		is added to CoreDNS itself: a stock CoreDNS forwards. --dns=false removes exactly that block.`)
 	example = templates.Examples(`
 		# Install the CRDs into three clusters
 		kubectl mcs init --contexts=member1,member2,member3
@@ -52,6 +55,9 @@ var (
 		# Name the clusterset and its members' IDs, and serve clusterset.local names from each
 		# member's DNS server (applied first: kubectl mcs dns-server --print-manifests)
 		kubectl mcs init --contexts=ctx-east=east,ctx-west=west --clusterset=prod --dns
+
+		# The same just after applying the DNS servers: wait up to 2 minutes for their pods
+		kubectl mcs init --contexts=ctx-east=east,ctx-west=west --dns --dns-wait=2m
 
 		# Forward clusterset.local to a DNS server on the CoreDNS nodes' loopback
 		kubectl mcs init --contexts=member1,member2 --dns --dns-server=127.0.0.1:5353`)
