@@ -33,6 +33,13 @@ KARMADA_TESTBED_DIR ?= $(CACHE)/testbed-karmada
 # make bench-karmada: sync --watch against Karmada's MultiClusterService controllers, member1 and
 # member2 joined to a real control plane, on a test bed of its own.
 BENCH_KARMADA_TESTBED_DIR ?= $(CACHE)/testbed-bench-karmada
+# make conformance: the official KEP-1645 conformance suite, built from the mcs-api sources kept
+# outside the repository (MCS_API/conformance), on a test bed of its own; its report goes to
+# CONFORMANCE_REPORT_DIR. Without the sources: one line, and success.
+MCS_API ?= $(abspath $(CURDIR)/../shared/mcs-api)
+MCS_API_COMMIT ?= ded161a
+CONFORMANCE_TESTBED_DIR ?= $(CACHE)/testbed-conformance
+CONFORMANCE_REPORT_DIR ?= $(CURDIR)/docs/conformance
 # Release archives: one per platform, and the krew manifest dist/mcs.yaml pointing at
 # $(DIST_BASE_URL)/ARCHIVE.
 PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
@@ -41,7 +48,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DIST_JOBS     ?= 3
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada bench bench-first-packet bench-karmada bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada conformance bench bench-first-packet bench-karmada bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
 
 # kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
@@ -67,7 +74,7 @@ dist/bin/%:
 	CGO_ENABLED=0 GOOS=$(firstword $(subst _, ,$*)) GOARCH=$(lastword $(subst _, ,$*)) \
 	  go build -trimpath -ldflags '$(LDFLAGS)' -o $@/kubectl-mcs$(if $(filter windows_%,$*),.exe) ./cmd/kubectl-mcs
 
-test: test-unit test-krew test-e2e test-traffic test-karmada
+test: test-unit test-krew test-e2e test-traffic test-karmada conformance
 
 test-unit:
 	go vet ./...
@@ -126,6 +133,25 @@ test-karmada: build testbed-build
 	bash test/testbed/with-bed.sh --karmada $(KARMADA_TESTBED_DIR) TESTBED_REALNODE=$$real KARMADA_SOURCES=$(KARMADA_SOURCES) \
 	  member1 member2 member3 -- env E2E_KARMADA_REAL_KUBECONFIG=$(KARMADA_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) \
 	  bash -c 'E2E_SERVE_IMAGE=$${TOOLBOX_IMAGE:-} go test -count=1 -tags e2e -timeout 20m -run ^TestKarmadaReal -v ./test/e2e'
+
+# The official KEP-1645 conformance suite (kubernetes-sigs/mcs-api conformance/, test/conformance/run.sh):
+# built into the cache, run with its report flags against member1 and member2, each with a real
+# node, kubectl mcs dns-server on it, init --dns and one sync --watch; every spec must pass. The
+# report (report.html, report.yaml, run.md) goes to CONFORMANCE_REPORT_DIR. Without the sources or
+# real nodes: one line, and success.
+conformance: build testbed-build
+	@if [ ! -f "$(MCS_API)/conformance/go.mod" ]; then \
+	  echo "conformance: skipped: no mcs-api sources at $(MCS_API) (set MCS_API)"; exit 0; fi; \
+	if ! why=$$(bash test/testbed/node.sh check); then echo "conformance: skipped: $$why"; exit 0; fi; \
+	suite=$$(MCS_API=$(MCS_API) bash test/conformance/run.sh build); \
+	status=0; \
+	bash test/testbed/with-bed.sh $(CONFORMANCE_TESTBED_DIR) TESTBED_REALNODE=member1,member2 KUBECTL_MCS_BINARY=$(BIN) \
+	  member1 member2 -- env MCS_API=$(MCS_API) MCS_API_COMMIT=$(MCS_API_COMMIT) SUITE=$$suite BINARY=$(BIN) \
+	  REPORT_DIR=$(CONFORMANCE_REPORT_DIR) IMPL_VERSION=$$(git describe --tags --always --dirty 2>/dev/null || echo $(VERSION)) \
+	  bash test/conformance/run.sh run || status=$$?; \
+	TESTBED_DIR=$(CONFORMANCE_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
+	  { echo "conformance: tearing the real nodes down left the above behind"; status=1; }; \
+	exit $$status
 
 # Not a test: figures for BENCHMARKS.md (rewrites its generated section and bench/out/results.json).
 bench: build testbed-build
