@@ -33,10 +33,11 @@ func (f *DNSFlags) dnsService(ctx context.Context, m *clusterset.Connection, dea
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	_ = wait.PollUntilContextCancel(wctx, time.Second, false, func(ctx context.Context) (bool, error) {
-		up, err = f.dnsServiceNow(ctx, m)
+		u, e := f.dnsServiceNow(ctx, m)
 		if wctx.Err() != nil { // the deadline passed during the reads: keep the last answer
 			return true, nil
 		}
+		up, err = u, e
 		return !errors.As(err, new(notYet)), nil
 	})
 	return up, err
