@@ -2,6 +2,7 @@ package dnszone
 
 import (
 	"fmt"
+	"net"
 	"slices"
 	"strings"
 	"testing"
@@ -284,5 +285,26 @@ func TestManyEndpointsSortedAndUnique(t *testing.T) {
 	again := ask(t, src, Config{Domain: "clusterset.local"}, "web"+z, dns.TypeSRV)
 	if fmt.Sprint(again.Answer, again.Extra) != fmt.Sprint(r.Answer, r.Extra) {
 		t.Error("the same state and question must give the same answer")
+	}
+}
+
+// dedupe orders records as their whole text would, without formatting it.
+func TestDedupeOrdersAsText(t *testing.T) {
+	r := ask(t, fixture(), Config{Domain: "clusterset.local"}, "web"+z, dns.TypeANY)
+	rrs := append(append([]dns.RR{}, r.Answer...), r.Extra...)
+	rrs = append(rrs, rrs[0], &dns.A{Hdr: dns.RR_Header{Name: "web-10.member1.web" + z, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: DefaultTTL}, A: []byte{10, 9, 0, 1}},
+		&dns.AAAA{Hdr: dns.RR_Header{Name: "web-0.member2.web" + z, Rrtype: dns.TypeAAAA, Class: dns.ClassINET, Ttl: DefaultTTL}, AAAA: net.ParseIP("fd00:12::10")})
+	var got, want []string
+	for _, rr := range dedupe(rrs) {
+		got = append(got, rr.String())
+	}
+	for _, rr := range rrs {
+		if !slices.Contains(want, rr.String()) {
+			want = append(want, rr.String())
+		}
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
