@@ -8,20 +8,30 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/yaml"
 )
 
 // deploymentMemory is the memory request and limit, in MiB, of the Deployment that
-// `sync --print-manifests` generates for the bench's clusterset (hosted in its first cluster):
-// the peak RSS of the sync under test is judged against that limit.
+// `kubectl mcs install` installs for the bench's clusterset (hosted in its first cluster; a dry
+// run, each member at its kubeconfig's loopback address): the peak RSS of the sync under test is
+// judged against that limit.
 func (b *bench) deploymentMemory() (request, limit float64, err error) {
-	cmd := exec.Command(b.binary, "--kubeconfig", b.kubeconfig, "sync", "--print-manifests",
-		"--contexts", strings.Join(b.contexts, ","), "--context", b.contexts[0], "--dry-run=client")
+	raw, err := clientcmd.LoadFromFile(b.kubeconfig)
+	if err != nil {
+		return 0, 0, err
+	}
+	var servers []string
+	for _, c := range b.contexts[1:] {
+		servers = append(servers, c+"="+raw.Clusters[raw.Contexts[c].Cluster].Server)
+	}
+	cmd := exec.Command(b.binary, "--kubeconfig", b.kubeconfig, "install", "--contexts", strings.Join(b.contexts, ","),
+		"--context", b.contexts[0], "--member-server="+strings.Join(servers, ","), "--dry-run=client", "-o", "yaml")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return 0, 0, fmt.Errorf("sync --print-manifests: %v: %s", err, strings.TrimSpace(stderr.String()))
+		return 0, 0, fmt.Errorf("install --dry-run=client: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	return deploymentMemoryOf(out)
 }
@@ -44,5 +54,5 @@ func deploymentMemoryOf(manifests []byte) (request, limit float64, err error) {
 		}
 		return mib(res.Requests), mib(res.Limits), nil
 	}
-	return 0, 0, fmt.Errorf("sync --print-manifests printed no Deployment")
+	return 0, 0, fmt.Errorf("install printed no Deployment")
 }

@@ -115,18 +115,29 @@ func CheckOwnership(ctx context.Context, items []Item) error {
 // Apply server-side applies every item (or only prints it under --dry-run=client) and prints
 // the result in the chosen format.
 func (f *Flags) Apply(ctx context.Context, out io.Writer, items []Item) error {
+	printed, err := f.ApplyEach(ctx, out, items)
+	if err != nil {
+		return err
+	}
+	return f.Print.PrintObjects(out, printed)
+}
+
+// ApplyEach is Apply without the documents of -o yaml|json: it prints a line per item (unless
+// -o asks for documents) and returns what was written, for a command that writes in several
+// steps to print as one (Print.PrintObjects).
+func (f *Flags) ApplyEach(ctx context.Context, out io.Writer, items []Item) ([]printers.Written, error) {
 	var printed []printers.Written
 	for _, it := range items {
 		res, op := it.Object, "serverside-applied"
 		if f.DryRun == cmdutil.DryRunClient {
 			var err error
 			if op, err = clientDryRun(ctx, it); err != nil {
-				return err
+				return nil, err
 			}
 		} else {
 			data, err := json.Marshal(it.Object.Object)
 			if err != nil {
-				return fmt.Errorf("%s: %w", it.Ref(), err)
+				return nil, fmt.Errorf("%s: %w", it.Ref(), err)
 			}
 			force := true // only our own objects reach here (CheckOwnership)
 			opts := metav1.PatchOptions{FieldManager: f.FieldManager, Force: &force, FieldValidation: "Strict"}
@@ -135,17 +146,17 @@ func (f *Flags) Apply(ctx context.Context, out io.Writer, items []Item) error {
 			}
 			res, err = it.resource().Patch(ctx, it.Object.GetName(), types.ApplyPatchType, data, opts)
 			if err != nil {
-				return fmt.Errorf("%s: %w", it.Ref(), err)
+				return nil, fmt.Errorf("%s: %w", it.Ref(), err)
 			}
 		}
 		printed = append(printed, printers.Written{Cluster: it.Cluster, Resource: resourceName(it.GVR), Object: res})
 		if !f.Print.Documents() {
 			if err := f.Print.PrintLine(out, it.written(), f.Operation(op)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 	}
-	return f.Print.PrintObjects(out, printed)
+	return printed, nil
 }
 
 // clientDryRun names what an apply would do as kubectl apply --dry-run=client does: created, or

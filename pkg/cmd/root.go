@@ -15,6 +15,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/dnsservercmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/exposecmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/initcmd"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/installcmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/statuscmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/synccmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/unexposecmd"
@@ -67,6 +68,7 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		initcmd.NewCmdInit(flags, streams),
 		exposecmd.NewCmdExpose(flags, streams),
 		synccmd.NewCmdSync(flags, streams),
+		installcmd.NewCmdInstall(flags, streams),
 		statuscmd.NewCmdStatus(flags, streams),
 		diagnosecmd.NewCmdDiagnose(flags, streams),
 		dnsservercmd.NewCmdDNSServer(flags, streams),

@@ -57,7 +57,7 @@ func TestRootHelp(t *testing.T) {
 	}
 	help := out.String()
 	last := -1
-	for _, c := range []string{"init", "expose", "sync", "status", "diagnose", "unexpose", "version", "completion"} {
+	for _, c := range []string{"init", "expose", "sync", "install", "status", "diagnose", "unexpose", "version", "completion"} {
 		i := strings.Index(help, "\n  "+c+" ")
 		if i < last {
 			t.Errorf("%s is listed before the command preceding it in a first hour:\n%s", c, help)

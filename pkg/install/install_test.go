@@ -143,7 +143,7 @@ func TestUnstructuredDropsEmptyFields(t *testing.T) {
 }
 
 func TestTokenKubeconfig(t *testing.T) {
-	b, err := TokenKubeconfig("m1", &rest.Config{Host: "https://10.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("user CA")}}, []byte("secret CA"), "tok")
+	b, err := TokenKubeconfig("m1", &rest.Config{Host: "https://10.0.0.1:6443", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("user CA")}}, "", []byte("secret CA"), "tok")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func TestTokenKubeconfig(t *testing.T) {
 		t.Errorf("content: %+v %+v", c.AuthInfos["m1"], c.Clusters["m1"])
 	}
 	// No CA of the user's: the token Secret's.
-	b, _ = TokenKubeconfig("m1", &rest.Config{Host: "https://h"}, []byte("secret CA"), "tok")
+	b, _ = TokenKubeconfig("m1", &rest.Config{Host: "https://h"}, "", []byte("secret CA"), "tok")
 	c, _ = clientcmd.Load(b)
 	if string(c.Clusters["m1"].CertificateAuthorityData) != "secret CA" {
 		t.Errorf("CA %q", c.Clusters["m1"].CertificateAuthorityData)
@@ -176,7 +176,7 @@ func TestCurrentKubeconfig(t *testing.T) {
 		AuthInfos: map[string]*clientcmdapi.AuthInfo{"admin": {ClientCertificate: cert, ClientKeyData: []byte("KEY")}, "sso": {Exec: &clientcmdapi.ExecConfig{Command: "login-helper"}}},
 		Contexts:  map[string]*clientcmdapi.Context{"a": {Cluster: "kind-a", AuthInfo: "admin"}, "b": {Cluster: "kind-b", AuthInfo: "sso"}},
 	}
-	b, err := CurrentKubeconfig(raw, "a", "member-a")
+	b, err := CurrentKubeconfig(raw, "a", "member-a", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,14 +199,14 @@ func TestLeaseMember(t *testing.T) {
 		{"other", "", "a"}, // the first member
 		{"c2", "c1", "a"},  // as told
 	} {
-		o := &Options{Host: tc.host, Members: ms, LeaseContext: tc.lease}
+		o := &Options{Host: tc.host, Members: ms, Flags: Flags{LeaseContext: tc.lease}}
 		cfg := o.Config()
 		if got := cfg.LeaseMember(); got != tc.want {
 			t.Errorf("host %s, --leader-elect-context %q: Lease in %q, want %q", tc.host, tc.lease, got, tc.want)
 		}
 	}
-	o := &Options{Host: "c1", Members: ms, LeaseContext: "nope", Raw: clientcmdapi.Config{Contexts: map[string]*clientcmdapi.Context{"c1": {}}},
-		Flags: Flags{MemberCredentials: CredentialsServiceAccount, Image: "i"}}
+	o := &Options{Host: "c1", Members: ms, Raw: clientcmdapi.Config{Contexts: map[string]*clientcmdapi.Context{"c1": {}}},
+		Flags: Flags{MemberCredentials: CredentialsServiceAccount, Image: "i", LeaseContext: "nope"}}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("Validate with a Lease context outside the clusterset: %v", err)
 	}

@@ -8,11 +8,11 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 )
 
-// TokenKubeconfig is a member's kubeconfig for the deployed sync: its apiserver as the user's
-// kubeconfig reaches it, the CA the user trusts it with (else the one the token Secret carries),
-// and the ServiceAccount token. Cluster, user and context are all named by the member's ID, so
-// the files merge without collisions.
-func TokenKubeconfig(id string, server *rest.Config, secretCA []byte, token string) ([]byte, error) {
+// TokenKubeconfig is a member's kubeconfig for the deployed sync: its apiserver at address (""
+// : as the user's kubeconfig reaches it), the CA the user trusts it with (else the one the token
+// Secret carries), and the ServiceAccount token. Cluster, user and context are all named by the
+// member's ID, so the files merge without collisions.
+func TokenKubeconfig(id string, server *rest.Config, address string, secretCA []byte, token string) ([]byte, error) {
 	ca, err := caData(server)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: reading its CA: %w", id, err)
@@ -22,7 +22,18 @@ func TokenKubeconfig(id string, server *rest.Config, secretCA []byte, token stri
 	if len(ca) == 0 && !server.Insecure {
 		cluster.CertificateAuthorityData = secretCA
 	}
-	return write(id, cluster, &clientcmdapi.AuthInfo{Token: token})
+	return write(id, atAddress(cluster, address), &clientcmdapi.AuthInfo{Token: token})
+}
+
+// atAddress is cluster reached at address instead ("" keeps it): the same CA, TLS server name
+// and verification, since it is the same apiserver.
+func atAddress(cluster *clientcmdapi.Cluster, address string) *clientcmdapi.Cluster {
+	if address == "" {
+		return cluster
+	}
+	c := cluster.DeepCopy()
+	c.Server = address
+	return c
 }
 
 func caData(c *rest.Config) ([]byte, error) {
@@ -37,8 +48,8 @@ func caData(c *rest.Config) ([]byte, error) {
 }
 
 // CurrentKubeconfig is the user's own kubeconfig entry for one context, with every file it
-// names embedded, renamed to the member's ID.
-func CurrentKubeconfig(raw clientcmdapi.Config, context, id string) ([]byte, error) {
+// names embedded, renamed to the member's ID, its apiserver at address ("": as it is).
+func CurrentKubeconfig(raw clientcmdapi.Config, context, id, address string) ([]byte, error) {
 	c := raw.DeepCopy()
 	c.CurrentContext = context
 	if err := clientcmdapi.MinifyConfig(c); err != nil {
@@ -48,7 +59,7 @@ func CurrentKubeconfig(raw clientcmdapi.Config, context, id string) ([]byte, err
 		return nil, fmt.Errorf("context %q: embedding its files: %w", context, err)
 	}
 	kctx := c.Contexts[context]
-	return write(id, c.Clusters[kctx.Cluster], c.AuthInfos[kctx.AuthInfo])
+	return write(id, atAddress(c.Clusters[kctx.Cluster], address), c.AuthInfos[kctx.AuthInfo])
 }
 
 // Portable says why a user entry would not work inside a pod ("" when it would).

@@ -65,13 +65,13 @@ func TestSyncWatchCachedMetrics(t *testing.T) {
 	}
 }
 
-// TestInstallMemorySizing: sync --print-manifests sizes the Deployment's memory from what the
+// TestInstallMemorySizing: install (here a dry run) sizes the Deployment's memory from what the
 // members hold, counts what an export adds (the export, and an import, a derived Service and
 // copies in every member), and takes the flags over the rule.
 func TestInstallMemorySizing(t *testing.T) {
 	sizing := func(args ...string) (install.Footprint, corev1.ResourceRequirements, string) {
 		t.Helper()
-		r := mustMCS(t, append([]string{"sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", "--dry-run=client"}, args...)...)
+		r := mustMCS(t, append([]string{"install", "--contexts", allMembers, "--context", "member1", memberServers(t, "member2", "member3"), "--dry-run=client", "-o", "yaml"}, args...)...)
 		var f install.Footprint
 		for _, l := range strings.Split(r.stderr, "\n") {
 			if rest, ok := strings.CutPrefix(l, "Memory: "); ok {
@@ -149,7 +149,7 @@ func TestInstallMemorySizing(t *testing.T) {
 	if r, l := res.Requests[corev1.ResourceMemory], res.Limits[corev1.ResourceMemory]; r.String() != "700Mi" || l.String() != "3Gi" {
 		t.Errorf("with the flags: request %s, limit %s", r.String(), l.String())
 	}
-	if r := mcs("sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", "--memory-limit=lots"); r.code == 0 || !strings.Contains(r.stderr, `--memory-limit "lots"`) {
+	if r := mcs("install", "--contexts", allMembers, "--context", "member1", "--memory-limit=lots"); r.code == 0 || !strings.Contains(r.stderr, `--memory-limit "lots"`) {
 		t.Errorf("--memory-limit=lots: exit %d, %s", r.code, r.stderr)
 	}
 }

@@ -2,16 +2,18 @@ package synccmd
 
 import (
 	"errors"
+	"fmt"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/dynamic"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
 )
 
 // completeInstall prepares --print-manifests (pkg/install): the host is the --context cluster,
-// as every kubectl command's target is.
+// as every kubectl command's target is. It prints and writes nothing; the deprecated --apply
+// installs, as kubectl mcs install does.
 func (o *Options) completeInstall(cmd *cobra.Command, loader *clusterset.Loader) error {
 	if o.Watch {
 		return errors.New("--print-manifests prints what runs sync --watch; it does not go with --watch")
@@ -19,25 +21,21 @@ func (o *Options) completeInstall(cmd *cobra.Command, loader *clusterset.Loader)
 	if cmd.Flags().Changed("namespace") {
 		return errors.New("--print-manifests generates a sync of every namespace; -n does not go with it")
 	}
-	raw, err := o.ConfigFlags.ToRawKubeConfigLoader().RawConfig()
-	if err != nil {
+	if !o.Apply {
+		switch o.Write.Print.Format {
+		case "", "yaml", "json":
+		default:
+			return fmt.Errorf("--output %q: --print-manifests prints yaml or json", o.Write.Print.Format)
+		}
+		if o.Write.DryRun == cmdutil.DryRunServer {
+			return errors.New("--print-manifests writes nothing; to have the apiservers check the objects: kubectl mcs install --dry-run=server")
+		}
+	}
+	flags := o.Install
+	flags.LeaseContext = o.LeaderContext
+	var err error
+	if o.install, err = install.NewOptions(flags, loader, o.members, o.Write, o.Out, o.ErrOut); err != nil {
 		return err
-	}
-	host := raw.CurrentContext
-	if c := o.ConfigFlags.Context; c != nil && *c != "" {
-		host = *c
-	}
-	o.install = &install.Options{
-		Flags: o.Install, Raw: raw, Host: host, Members: o.members, LeaseContext: o.LeaderContext,
-		Write: o.Write,
-		HostConfig: func() (dynamic.Interface, error) {
-			cfg, err := loader.RESTConfig(host)
-			if err != nil {
-				return nil, err
-			}
-			return dynamic.NewForConfig(cfg)
-		},
-		Out: o.Out, ErrOut: o.ErrOut,
 	}
 	return o.install.Validate()
 }

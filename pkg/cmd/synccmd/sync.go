@@ -69,9 +69,9 @@ var (
 		kubectl mcs sync --watch --contexts=member1,member2,member3 \
 		    --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --leader-elect
 
-		# Run it in member1 as a Deployment, acting as a least-privilege ServiceAccount in every member
+		# What kubectl mcs install runs in member1, as YAML (once installed: it reads the tokens)
 		kubectl mcs sync --print-manifests --contexts=member1,member2,member3 --context=member1 \
-		    | kubectl --context=member1 apply --server-side -f -`)
+		    --member-server=member2=https://10.0.0.2:6443,member3=https://10.0.0.3:6443`)
 )
 
 // Options holds sync's flags.
@@ -93,7 +93,10 @@ type Options struct {
 	LeaderContext      string
 	LeaderNamespace    string
 	AllNamespaces      bool
+	PrintManifests     bool
 	Install            install.Flags
+	// Apply is the deprecated --print-manifests --apply: kubectl mcs install.
+	Apply bool
 
 	install   *install.Options
 	namespace string
@@ -133,7 +136,10 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	f.BoolVar(&o.LeaderElect, "leader-elect", false, "With --watch, run only while holding a Lease (several replicas, one active)")
 	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease, one of --contexts (default: the first of --contexts). It is used whether or not it is reachable: while it is down nobody leads and the replicas keep retrying")
 	f.StringVar(&o.LeaderNamespace, "leader-elect-namespace", "kube-system", "Namespace of the Lease")
-	o.Install.AddFlags(f)
+	f.BoolVar(&o.PrintManifests, "print-manifests", false, "Print what runs sync --watch as a Deployment in the --context cluster (two replicas under leader election, a kubeconfig Secret with one kubeconfig per member); it writes nothing: kubectl mcs install creates what the member credentials need and applies it")
+	o.Install.AddFlags(f, "With --print-manifests: ")
+	f.BoolVar(&o.Apply, "apply", false, "With --print-manifests: apply the host's objects, after creating what the member credentials need")
+	_ = f.MarkDeprecated("apply", "use kubectl mcs install, which takes the same flags")
 	return cmd
 }
 
@@ -151,7 +157,7 @@ func (o *Options) Complete(cmd *cobra.Command) error {
 		return err
 	}
 	o.members = loader.Connect(cmd.Context(), refs)
-	if o.Install.PrintManifests {
+	if o.PrintManifests {
 		return o.completeInstall(cmd, loader)
 	}
 	return nil
@@ -233,8 +239,11 @@ func loadSchemas(ctx context.Context, m *clusterset.Connection, version string) 
 func (o *Options) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.install != nil && o.Apply {
+		return o.install.Install(ctx)
+	}
 	if o.install != nil {
-		return o.install.Run(ctx)
+		return o.install.Print(ctx)
 	}
 	if o.Watch {
 		// One pass says this in its report; a watch has none.

@@ -1,0 +1,114 @@
+// Package installcmd implements `kubectl mcs install`: sync --watch installed to run in a
+// cluster of the clusterset, acting in every member as a least-privilege ServiceAccount.
+package installcmd
+
+import (
+	"context"
+
+	"github.com/spf13/cobra"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+	"k8s.io/kubectl/pkg/util/templates"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
+)
+
+var (
+	long = templates.LongDesc(`
+		Install sync --watch to run in the --context cluster (the host) for the clusterset
+		--contexts: two replicas under leader election, reading every member through a kubeconfig
+		of its own.
+
+		In every member it first creates, with your context's rights, a ServiceAccount with
+		exactly the rights sync uses, its roles and a token Secret, and waits for the token
+		(with --member-credentials=current nothing there: your kubeconfig's credentials are
+		embedded instead). Then it applies, in the host, the Namespace kubectl-mcs-system, a
+		ServiceAccount, the Secret of the members' kubeconfigs, the Deployment and its
+		PodDisruptionBudget. It never changes an object it did not create, and checks that in
+		every cluster before the first write.
+
+		The pods reach each member at the address its kubeconfig embeds: the host's own apiserver
+		at https://kubernetes.default.svc, every other member at the server of your kubeconfig, or
+		the address --member-server gives. A kubeconfig server the pods cannot reach (a loopback
+		or link-local address, such as a local cluster's 127.0.0.1) is refused before anything is
+		written, naming the member and the flag to pass.
+
+		kubectl mcs sync --print-manifests prints the host's objects as installed, writing nothing.`)
+	example = templates.Examples(`
+		# Run sync in member1 for a clusterset of three
+		kubectl mcs install --contexts=member1,member2,member3 --context=member1
+
+		# Clusters whose kubeconfigs say 127.0.0.1: the addresses the pods in member1 use
+		kubectl mcs install --contexts=member1,member2 --context=member1 \
+		    --member-server=member2=https://172.18.0.3:6443
+
+		# What it would write, without writing, and the apiservers' check of it
+		kubectl mcs install --contexts=member1,member2 --context=member1 --dry-run=client
+		kubectl mcs install --contexts=member1,member2 --context=member1 --dry-run=server`)
+)
+
+// Options holds install's flags.
+type Options struct {
+	ConfigFlags *genericclioptions.ConfigFlags
+	Clusterset  clusterset.Flags
+	Install     install.Flags
+	// Write is --dry-run, --field-manager and -o.
+	Write apply.Flags
+
+	install *install.Options
+	genericiooptions.IOStreams
+}
+
+// NewCmdInstall returns the install command.
+func NewCmdInstall(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
+	o := &Options{ConfigFlags: flags, IOStreams: streams}
+	cmd := &cobra.Command{
+		Use:     "install --contexts=CTX[=ID],... --context=HOST",
+		Short:   "Install sync --watch to run in a cluster (two replicas, least-privilege credentials in every member)",
+		Long:    long,
+		Example: example,
+		Args:    cobra.NoArgs,
+		Run: func(cmd *cobra.Command, args []string) {
+			cmdutil.CheckErr(o.Complete(cmd))
+			cmdutil.CheckErr(o.Validate())
+			cmdutil.CheckErr(o.Run(cmd.Context()))
+		},
+	}
+	f := cmd.Flags()
+	o.Clusterset.AddFlags(f)
+	apply.AddFlags(cmd, &o.Write)
+	o.Install.AddFlags(f, "")
+	o.Install.AddLeaseFlag(f)
+	return cmd
+}
+
+// Complete connects to the clusterset and the host.
+func (o *Options) Complete(cmd *cobra.Command) error {
+	if err := o.Write.Complete(cmd); err != nil {
+		return err
+	}
+	loader := &clusterset.Loader{ConfigFlags: o.ConfigFlags, Flags: &o.Clusterset}
+	refs, err := loader.Refs(true)
+	if err != nil {
+		return err
+	}
+	o.install, err = install.NewOptions(o.Install, loader, loader.Connect(cmd.Context(), refs), o.Write, o.Out, o.ErrOut)
+	return err
+}
+
+// Validate checks the flags, the members' IDs and the addresses the pods will use.
+func (o *Options) Validate() error {
+	if err := o.Write.Validate(); err != nil {
+		return err
+	}
+	if err := clusterset.IDErrors(o.install.Members); err != nil {
+		return err
+	}
+	return o.install.Validate()
+}
+
+// Run installs.
+func (o *Options) Run(ctx context.Context) error { return o.install.Install(ctx) }

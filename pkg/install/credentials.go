@@ -1,0 +1,128 @@
+package install
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+)
+
+// errNoToken: the member's token Secret is absent or not filled yet.
+var errNoToken = errors.New("no token")
+
+// tokenOf gives a member's ServiceAccount token and the CA its Secret carries.
+type tokenOf func(context.Context, *clusterset.Connection) (token string, ca []byte, err error)
+
+// kubeconfigs are the members' kubeconfigs, by ID, each reaching its apiserver at the address
+// Validate decided: with ServiceAccount credentials, token's; else the user's own.
+func (o *Options) kubeconfigs(ctx context.Context, token tokenOf) (map[string][]byte, error) {
+	out := map[string][]byte{}
+	for _, m := range o.Members {
+		var kc []byte
+		var err error
+		if o.MemberCredentials == CredentialsCurrent {
+			kc, err = o.currentCredentials(m)
+		} else {
+			if m.Err != nil {
+				return nil, fmt.Errorf("cluster %q (context %q): %w", m.ID, m.Context, m.Err)
+			}
+			tok, ca, terr := token(ctx, m)
+			if terr != nil {
+				return nil, terr
+			}
+			kc, err = TokenKubeconfig(m.ID, m.Config, o.servers[m.ID], ca, tok)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out[m.ID] = kc
+	}
+	return out, nil
+}
+
+// readToken reads the token Secret as it is: errNoToken when it is absent or not filled yet.
+func readToken(ctx context.Context, m *clusterset.Connection) (string, []byte, error) {
+	s, err := m.Client.CoreV1().Secrets(DefaultNamespace).Get(ctx, TokenSecret, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		return "", nil, errNoToken
+	case err != nil:
+		return "", nil, fmt.Errorf("cluster %q: secret %s/%s: %w", m.ID, DefaultNamespace, TokenSecret, err)
+	case len(s.Data["token"]) == 0:
+		return "", nil, errNoToken
+	}
+	return string(s.Data["token"]), s.Data["ca.crt"], nil
+}
+
+// existingToken is Print's: the token Install made, or an error naming the member and the
+// command that makes it.
+func (o *Options) existingToken(ctx context.Context, m *clusterset.Connection) (string, []byte, error) {
+	tok, ca, err := readToken(ctx, m)
+	if errors.Is(err, errNoToken) {
+		return "", nil, fmt.Errorf("cluster %q: no ServiceAccount token in secret %s/%s: create it with %s, or pass --member-credentials=current",
+			m.ID, DefaultNamespace, TokenSecret, o.installCommand())
+	}
+	return tok, ca, err
+}
+
+// installedToken is Install's: the token once the token controller filled it; in a dry run,
+// the one there is, if any (nothing was created to wait for).
+func (o *Options) installedToken(ctx context.Context, m *clusterset.Connection) (string, []byte, error) {
+	if o.Write.DryRun != cmdutil.DryRunNone {
+		tok, ca, err := readToken(ctx, m)
+		if errors.Is(err, errNoToken) {
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q: dry run: no ServiceAccount token exists yet; its kubeconfig carries none\n", m.ID)
+			return "", nil, nil
+		}
+		return tok, ca, err
+	}
+	var tok string
+	var ca []byte
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.TokenTimeout, true, func(ctx context.Context) (bool, error) {
+		var err error
+		tok, ca, err = readToken(ctx, m)
+		if errors.Is(err, errNoToken) {
+			return false, nil
+		}
+		return err == nil, err
+	})
+	if err != nil {
+		return "", nil, fmt.Errorf("cluster %q: secret %s/%s: no token after %s (is the token controller of kube-controller-manager running?): %w",
+			m.ID, DefaultNamespace, TokenSecret, o.TokenTimeout, err)
+	}
+	return tok, ca, nil
+}
+
+// installCommand is the install of this very clusterset and host.
+func (o *Options) installCommand() string {
+	ctxs := make([]string, len(o.Members))
+	for i, m := range o.Members {
+		ctxs[i] = m.Context
+		if m.ID != m.Context {
+			ctxs[i] += "=" + m.ID
+		}
+	}
+	return fmt.Sprintf("kubectl mcs install --contexts=%s --context=%s", strings.Join(ctxs, ","), o.Host)
+}
+
+// currentCredentials embeds the user's own credentials for one member, saying so.
+func (o *Options) currentCredentials(m *clusterset.Connection) ([]byte, error) {
+	fmt.Fprintf(o.ErrOut, "Warning: cluster %q: embedding the credentials of context %q in secret %s/%s; the Deployment acts with all their rights (--member-credentials=serviceaccount grants only what sync uses)\n",
+		m.ID, m.Context, DefaultNamespace, KubeconfigSecret)
+	if why := Portable(o.Raw, m.Context); why != "" {
+		fmt.Fprintf(o.ErrOut, "Warning: cluster %q: context %q will not work in a pod: %s\n", m.ID, m.Context, why)
+	}
+	kc, err := CurrentKubeconfig(o.Raw, m.Context, m.ID, o.servers[m.ID])
+	if err != nil {
+		return nil, fmt.Errorf("cluster %q: %w", m.ID, err)
+	}
+	return kc, nil
+}

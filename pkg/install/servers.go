@@ -1,0 +1,107 @@
+package install
+
+import (
+	"fmt"
+	"maps"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// InClusterServer is how the pods of a cluster reach their own apiserver: the kubernetes
+// Service, whose name the apiserver's serving certificate holds (kube-apiserver's own
+// certificate and kubeadm's both name kubernetes.default.svc).
+const InClusterServer = "https://kubernetes.default.svc"
+
+// ParseMemberServers reads --member-server's CTX=URL pairs: every URL http(s) with a host, each
+// context once.
+func ParseMemberServers(values []string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, v := range values {
+		ctx, addr, ok := strings.Cut(strings.TrimSpace(v), "=")
+		if !ok || ctx == "" || addr == "" {
+			return nil, fmt.Errorf("--member-server %q: want CTX=URL, e.g. member2=https://10.0.0.2:6443", v)
+		}
+		u, err := url.Parse(addr)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return nil, fmt.Errorf("--member-server %q: %q is not an http(s) URL with a host, e.g. https://10.0.0.2:6443", v, addr)
+		}
+		if _, dup := out[ctx]; dup {
+			return nil, fmt.Errorf("--member-server: context %q given twice", ctx)
+		}
+		out[ctx] = addr
+	}
+	return out, nil
+}
+
+// Unreachable says why pods of another cluster cannot reach server: "loopback" (127.0.0.0/8,
+// ::1, localhost), "link-local" (169.254.0.0/16, fe80::/10), "unspecified" (0.0.0.0, ::); "" when
+// none of these. Only the address is judged: a name other than localhost is not resolved.
+func Unreachable(server string) string {
+	u, err := url.Parse(server)
+	if err != nil {
+		return ""
+	}
+	host := strings.TrimSuffix(strings.ToLower(u.Hostname()), ".")
+	if host == "localhost" || strings.HasSuffix(host, ".localhost") {
+		return "loopback"
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil {
+		return ""
+	}
+	ip = ip.Unmap()
+	switch {
+	case ip.IsLoopback():
+		return "loopback"
+	case ip.IsLinkLocalUnicast():
+		return "link-local"
+	case ip.IsUnspecified():
+		return "unspecified"
+	}
+	return ""
+}
+
+// ServerOf is a member as the address rule sees it: its context, its ID and the server its
+// kubeconfig names.
+type ServerOf struct {
+	Context, ID, Server string
+}
+
+// Servers decides the API server address the pods of host use for each member, by member ID
+// ("" keeps the kubeconfig's): given[context] as asked, with a warning when pods cannot reach
+// it; the host's own apiserver by InClusterServer; any other member's kubeconfig server, refused
+// when it is a loopback, link-local or unspecified address. A context of given that is no member
+// is refused too.
+func Servers(host string, members []ServerOf, given map[string]string) (map[string]string, []string, error) {
+	out := map[string]string{}
+	var warnings []string
+	known := map[string]bool{}
+	for _, m := range members {
+		known[m.Context] = true
+		if addr, ok := given[m.Context]; ok {
+			if why := Unreachable(addr); why != "" {
+				warnings = append(warnings, fmt.Sprintf("cluster %q: --member-server=%s=%s is a %s address, which the sync pods in %q cannot reach unless it is their own; taken as asked",
+					m.ID, m.Context, addr, why, host))
+			}
+			out[m.ID] = addr
+			continue
+		}
+		if m.Context == host {
+			out[m.ID] = InClusterServer
+			continue
+		}
+		if why := Unreachable(m.Server); why != "" {
+			return nil, nil, fmt.Errorf("cluster %q: its kubeconfig server %s is a %s address, which the sync pods in %q cannot reach: pass --member-server=%s=https://ADDRESS:PORT",
+				m.ID, m.Server, why, host, m.Context)
+		}
+		out[m.ID] = ""
+	}
+	for _, ctx := range slices.Sorted(maps.Keys(given)) {
+		if !known[ctx] {
+			return nil, nil, fmt.Errorf("--member-server: context %q is not one of --contexts", ctx)
+		}
+	}
+	return out, warnings, nil
+}

@@ -1,0 +1,372 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"net/url"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
+)
+
+// server is a context's apiserver as the test bed's kubeconfig names it (https://127.0.0.1:PORT).
+func server(t *testing.T, ctx string) string {
+	t.Helper()
+	raw, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw.Clusters[raw.Contexts[ctx].Cluster].Server
+}
+
+// memberServers is --member-server giving each context its kubeconfig's own server: the bed's
+// loopback addresses, which the processes of the tests reach (kwok's pods run nothing).
+func memberServers(t *testing.T, ctxs ...string) string {
+	t.Helper()
+	parts := make([]string, len(ctxs))
+	for i, c := range ctxs {
+		parts[i] = c + "=" + server(t, c)
+	}
+	return "--member-server=" + strings.Join(parts, ",")
+}
+
+// versions are the resourceVersions of what an installation could write in every member:
+// "CLUSTER KIND NAMESPACE/NAME" -> resourceVersion.
+type versions map[string]string
+
+func readVersions(t *testing.T) versions {
+	t.Helper()
+	ctx, all := context.Background(), metav1.ListOptions{}
+	out := versions{}
+	add := func(c, kind string, objs []metav1.Object) {
+		for _, o := range objs {
+			out[fmt.Sprintf("%s %s %s/%s", c, kind, o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
+		}
+	}
+	for _, c := range members {
+		k := clients[c].kube
+		if l, err := k.CoreV1().ServiceAccounts("").List(ctx, all); err == nil {
+			add(c, "ServiceAccount", metaOf(l.Items))
+		} else {
+			t.Fatal(err)
+		}
+		if l, err := k.CoreV1().Secrets("").List(ctx, all); err == nil {
+			add(c, "Secret", metaOf(l.Items))
+		} else {
+			t.Fatal(err)
+		}
+		if l, err := k.CoreV1().Namespaces().List(ctx, all); err == nil {
+			add(c, "Namespace", metaOf(l.Items))
+		} else {
+			t.Fatal(err)
+		}
+		if l, err := k.RbacV1().ClusterRoles().List(ctx, all); err == nil {
+			add(c, "ClusterRole", metaOf(l.Items))
+		} else {
+			t.Fatal(err)
+		}
+		if l, err := k.RbacV1().ClusterRoleBindings().List(ctx, all); err == nil {
+			add(c, "ClusterRoleBinding", metaOf(l.Items))
+		} else {
+			t.Fatal(err)
+		}
+		if l, err := k.RbacV1().Roles("").List(ctx, all); err == nil {
+			add(c, "Role", metaOf(l.Items))
+		} else {
+			t.Fatal(err)
+		}
+		if l, err := k.RbacV1().RoleBindings("").List(ctx, all); err == nil {
+			add(c, "RoleBinding", metaOf(l.Items))
+		} else {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+func metaOf[T any, P interface {
+	*T
+	metav1.Object
+}](items []T) []metav1.Object {
+	out := make([]metav1.Object, len(items))
+	for i := range items {
+		out[i] = P(&items[i])
+	}
+	return out
+}
+
+// settledVersions reads the versions until two reads a second apart agree (namespaces of earlier
+// tests may still be going away).
+func settledVersions(t *testing.T) versions {
+	t.Helper()
+	v := readVersions(t)
+	for range 60 {
+		time.Sleep(time.Second)
+		w := readVersions(t)
+		if reflect.DeepEqual(v, w) {
+			return w
+		}
+		v = w
+	}
+	t.Fatal("the members' objects kept changing for a minute")
+	return nil
+}
+
+// unchanged fails the test, listing the differences, when anything was created, changed or
+// deleted since before.
+func unchanged(t *testing.T, before versions, what string) {
+	t.Helper()
+	after := readVersions(t)
+	var diffs []string
+	for k, v := range after {
+		if w, ok := before[k]; !ok {
+			diffs = append(diffs, "created "+k)
+		} else if w != v {
+			diffs = append(diffs, "changed "+k)
+		}
+	}
+	for k := range before {
+		if _, ok := after[k]; !ok {
+			diffs = append(diffs, "deleted "+k)
+		}
+	}
+	slices.Sort(diffs)
+	if len(diffs) > 0 {
+		t.Errorf("%s wrote in the members (%d of %d objects):\n%s", what, len(diffs), len(after), strings.Join(diffs, "\n"))
+	}
+}
+
+// oneError: the command failed with one error line holding want, and printed nothing.
+func oneError(t *testing.T, r result, want string) {
+	t.Helper()
+	var errs []string
+	for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+		if strings.HasPrefix(l, "error: ") {
+			errs = append(errs, l)
+		}
+	}
+	if r.code == 0 || r.stdout != "" || len(errs) != 1 || errs[0] != "error: "+want {
+		t.Errorf("exit %d, stdout %q, stderr:\n%s\nwant one line: error: %s", r.code, r.stdout, r.stderr, want)
+	}
+}
+
+// TestInstallPrintWritesNothing: sync --print-manifests reads the tokens install made and writes
+// nothing in any member; without them it fails before printing, naming the member and the
+// command that makes them.
+func TestInstallPrintWritesNothing(t *testing.T) {
+	uninstall(t)
+	t.Cleanup(func() { uninstall(t) })
+	servers := memberServers(t, "member2", "member3")
+	print := []string{"sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", servers}
+
+	before := settledVersions(t)
+	r := mcs(print...)
+	oneError(t, r, `cluster "member1": no ServiceAccount token in secret kubectl-mcs-system/kubectl-mcs-sync-token: create it with kubectl mcs install --contexts=member1,member2,member3 --context=member1, or pass --member-credentials=current`)
+	unchanged(t, before, "sync --print-manifests without tokens")
+
+	mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers)
+	before = settledVersions(t)
+	for _, args := range [][]string{print, append(print, "-o", "json"), append(print, "--member-credentials=current")} {
+		r := mustMCS(t, args...)
+		if kinds := kindsOf(decodeAll(t, r.stdout)); !slices.Equal(kinds, []string{"Namespace", "ServiceAccount", "Secret", "Deployment", "PodDisruptionBudget"}) {
+			t.Errorf("%s printed %v", strings.Join(args, " "), kinds)
+		}
+		unchanged(t, before, strings.Join(args, " "))
+	}
+
+	// One member without its token: named.
+	if err := clients["member3"].kube.CoreV1().Secrets(install.DefaultNamespace).Delete(context.Background(), install.TokenSecret, metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	before = settledVersions(t)
+	oneError(t, mcs(print...), `cluster "member3": no ServiceAccount token in secret kubectl-mcs-system/kubectl-mcs-sync-token: create it with kubectl mcs install --contexts=member1,member2,member3 --context=member1, or pass --member-credentials=current`)
+	unchanged(t, before, "sync --print-manifests with member3's token gone")
+}
+
+func kindsOf(objs []*unstructured.Unstructured) []string {
+	out := make([]string, len(objs))
+	for i, o := range objs {
+		out[i] = o.GetKind()
+	}
+	return out
+}
+
+// TestInstallRefusesLoopback: a member whose kubeconfig server is a loopback address is refused,
+// naming it and the flag, by install and --print-manifests alike, before anything is written;
+// given explicitly, the address is taken with a warning.
+func TestInstallRefusesLoopback(t *testing.T) {
+	uninstall(t)
+	t.Cleanup(func() { uninstall(t) })
+	before := settledVersions(t)
+	want := fmt.Sprintf(`cluster "member2": its kubeconfig server %s is a loopback address, which the sync pods in "member1" cannot reach: pass --member-server=member2=https://ADDRESS:PORT`, server(t, "member2"))
+	for _, args := range [][]string{
+		{"install", "--contexts", allMembers, "--context", "member1"},
+		{"install", "--contexts", allMembers, "--context", "member1", "--member-credentials=current"},
+		{"sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", "--member-credentials=current"},
+	} {
+		oneError(t, mcs(args...), want)
+		unchanged(t, before, strings.Join(args, " "))
+	}
+	// member3 is judged too, once member2 has an address; the host's own loopback never is.
+	oneError(t, mcs("install", "--contexts", allMembers, "--context", "member1", "--member-server=member2=https://10.0.0.2:6443"),
+		fmt.Sprintf(`cluster "member3": its kubeconfig server %s is a loopback address, which the sync pods in "member1" cannot reach: pass --member-server=member3=https://ADDRESS:PORT`, server(t, "member3")))
+	unchanged(t, before, "install with member3's loopback")
+
+	r := mustMCS(t, "sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", "--member-credentials=current", memberServers(t, "member2", "member3"))
+	for _, c := range []string{"member2", "member3"} {
+		if w := fmt.Sprintf(`Warning: cluster %q: --member-server=%s=%s is a loopback address, which the sync pods in "member1" cannot reach unless it is their own; taken as asked`, c, c, server(t, c)); !strings.Contains(r.stderr, w) {
+			t.Errorf("no warning for %s:\n%s", c, r.stderr)
+		}
+	}
+	unchanged(t, before, "sync --print-manifests with loopback addresses given")
+}
+
+// TestInstallDryRunWritesNothing: install --dry-run=client and --dry-run=server say what they
+// would write in every cluster and write nothing; --member-credentials=current embeds the
+// kubeconfig's own credentials, says so per member, and writes nothing in the members.
+func TestInstallDryRunWritesNothing(t *testing.T) {
+	uninstall(t)
+	t.Cleanup(func() { uninstall(t) })
+	servers := memberServers(t, "member2", "member3")
+	before := settledVersions(t)
+	for dry, op := range map[string]string{"client": "created (dry run)", "server": "serverside-applied (server dry run)"} {
+		r := mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers, "--dry-run="+dry)
+		unchanged(t, before, "install --dry-run="+dry)
+		for _, line := range []string{
+			"member1: namespace/kubectl-mcs-system " + op,
+			"member3: clusterrole.rbac.authorization.k8s.io/kubectl-mcs-sync " + op,
+			"member1: role.rbac.authorization.k8s.io/kubectl-mcs-sync-leader-election ",
+			"member1: deployment.apps/kubectl-mcs-sync ",
+			"member1: poddisruptionbudget.policy/kubectl-mcs-sync ",
+		} {
+			if !strings.Contains(r.stdout, line) {
+				t.Errorf("--dry-run=%s: no line %q:\n%s", dry, line, r.stdout)
+			}
+		}
+		if !strings.Contains(r.stderr, `Warning: cluster "member2": dry run: no ServiceAccount token exists yet`) {
+			t.Errorf("--dry-run=%s: no warning about the tokens:\n%s", dry, r.stderr)
+		}
+	}
+	r := mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers, "--dry-run=client", "-o", "json")
+	unchanged(t, before, "install --dry-run=client -o json")
+	if objs := decodeAll(t, r.stdout); len(objs) != 1 || objs[0].GetKind() != "List" {
+		t.Errorf("-o json: not one List:\n%.400s", r.stdout)
+	}
+
+	r = mustMCS(t, "sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", servers, "--member-credentials=current")
+	unchanged(t, before, "sync --print-manifests --member-credentials=current")
+	for _, c := range members {
+		if !strings.Contains(r.stderr, fmt.Sprintf(`Warning: cluster %q: embedding the credentials of context %q`, c, c)) {
+			t.Errorf("no warning for %s:\n%s", c, r.stderr)
+		}
+	}
+	s := kubeconfigSecret(t, decodeAll(t, r.stdout))
+	for _, c := range members {
+		kc, err := clientcmd.Load(s.Data[install.KubeconfigKey(c)])
+		if err != nil || kc.AuthInfos[c] == nil || len(kc.AuthInfos[c].ClientCertificateData) == 0 {
+			t.Errorf("%s: the kubeconfig does not embed the context's client certificate: %v", c, err)
+		}
+	}
+}
+
+func kubeconfigSecret(t *testing.T, objs []*unstructured.Unstructured) *corev1.Secret {
+	t.Helper()
+	for _, o := range objs {
+		if o.GetKind() == "Secret" && o.GetName() == install.KubeconfigSecret {
+			s := &corev1.Secret{}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, s); err != nil {
+				t.Fatal(err)
+			}
+			return s
+		}
+	}
+	t.Fatal("no kubeconfig Secret")
+	return nil
+}
+
+// TestInstallThenPrint: what install applied in the host is what --print-manifests prints
+// afterwards, the same tokens included; the host's pods reach their own apiserver at
+// kubernetes.default.svc, which its serving certificate names, and the others at --member-server.
+func TestInstallThenPrint(t *testing.T) {
+	uninstall(t)
+	t.Cleanup(func() { uninstall(t) })
+	args := []string{"--contexts", allMembers, "--context", "member1", memberServers(t, "member2", "member3"), "--memory-request=200Mi", "--memory-limit=1Gi", "-o", "json"}
+	r := mustMCS(t, append([]string{"install"}, args...)...)
+	// Every member's objects come first, the host's five last.
+	var host []*unstructured.Unstructured
+	items := decodeAll(t, r.stdout)[0].Object["items"].([]any)
+	for _, o := range items[len(items)-5:] {
+		host = append(host, &unstructured.Unstructured{Object: o.(map[string]any)})
+	}
+	printed := decodeAll(t, mustMCS(t, append([]string{"sync", "--print-manifests"}, args...)...).stdout)[0].Object["items"].([]any)
+	if len(printed) != len(host) {
+		t.Fatalf("install applied %v in the host, --print-manifests printed %d objects", kindsOf(host), len(printed))
+	}
+	for i, p := range printed {
+		want := p.(map[string]any)
+		if !contains(host[i].Object, want) {
+			t.Errorf("printed %s %s is not what install applied:\nprinted %v\napplied %v", host[i].GetKind(), host[i].GetName(), want, host[i].Object)
+		}
+	}
+
+	s := kubeconfigSecret(t, host)
+	for c, want := range map[string]string{"member1": install.InClusterServer, "member2": server(t, "member2"), "member3": server(t, "member3")} {
+		kc, err := clientcmd.Load(s.Data[install.KubeconfigKey(c)])
+		if err != nil || kc.Clusters[c] == nil || kc.Clusters[c].Server != want || len(kc.Clusters[c].CertificateAuthorityData) == 0 {
+			t.Errorf("%s: kubeconfig server %v, want %s with the CA (%v)", c, kc.Clusters[c], want, err)
+		}
+	}
+	// The host's apiserver certificate names the address its pods use.
+	u, _ := url.Parse(server(t, "member1"))
+	conn, err := tls.Dial("tcp", u.Host, &tls.Config{InsecureSkipVerify: true}) // only the names are read
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if names := conn.ConnectionState().PeerCertificates[0].DNSNames; !slices.Contains(names, "kubernetes.default.svc") {
+		t.Errorf("member1's apiserver certificate names %v, not kubernetes.default.svc", names)
+	}
+}
+
+// contains says whether got holds every field of want with the same value (lists element by
+// element, of the same length): what the apiserver returns holds what was sent, and its defaults.
+func contains(got, want any) bool {
+	switch w := want.(type) {
+	case map[string]any:
+		g, ok := got.(map[string]any)
+		if !ok {
+			return false
+		}
+		for k, v := range w {
+			if !contains(g[k], v) {
+				return false
+			}
+		}
+		return true
+	case []any:
+		g, ok := got.([]any)
+		if !ok || len(g) != len(w) {
+			return false
+		}
+		for i := range w {
+			if !contains(g[i], w[i]) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(got, want)
+}
