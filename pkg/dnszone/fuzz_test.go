@@ -92,7 +92,8 @@ func fuzzName(p *picker, raw string) string {
 
 // FuzzAnswer: any state, any question: Answer never panics, its reply packs, and every record it
 // gives is about the question: answers are owned by the question's name, SRV targets and
-// additional records lie in the zone, the authority section holds the zone's SOA.
+// additional records lie in the zone, the authority section holds the zone's SOA; fitted to 512
+// bytes, it fits.
 func FuzzAnswer(f *testing.F) {
 	f.Add([]byte{3, 1, 0, 2, 1, 1, 2, 1, 3, 0, 4, 2, 1, 2, 3}, "web.demo.svc.clusterset.local.", uint16(dns.TypeSRV))
 	f.Add([]byte{1, 0, 1, 2, 0, 0, 0, 1, 0, 1, 2, 0, 1, 1, 1, 2, 2, 1, 5, 3, 2, 1, 0}, "x", uint16(dns.TypeA))
@@ -140,6 +141,12 @@ func FuzzAnswer(f *testing.F) {
 		}
 		if again := Answer(q, src, cfg); fmt.Sprint(again) != fmt.Sprint(r) {
 			t.Fatalf("two answers to one question:\n%s\n%s", r, again)
+		}
+		// Fitted into the smallest buffer, it packs within it, and TC says when answers were cut.
+		answers := len(r.Answer)
+		Fit(r, dns.MinMsgSize)
+		if b, err := r.Pack(); err != nil || len(b) > dns.MinMsgSize || r.Truncated != (len(r.Answer) < answers) {
+			t.Fatalf("%s %s fitted to 512: %d bytes, %v, TC %v, %d of %d answers", name, dns.TypeToString[qtype], len(b), err, r.Truncated, len(r.Answer), answers)
 		}
 	})
 }
