@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
@@ -44,66 +45,33 @@ func memberServers(t *testing.T, ctxs ...string) string {
 }
 
 // versions are the resourceVersions of what an installation could write in every member:
-// "CLUSTER KIND NAMESPACE/NAME" -> resourceVersion.
+// "CLUSTER RESOURCE NAMESPACE/NAME" -> resourceVersion.
 type versions map[string]string
+
+// installKinds are the kinds an installation writes in a member.
+var installKinds = []schema.GroupVersionResource{
+	{Version: "v1", Resource: "serviceaccounts"},
+	{Version: "v1", Resource: "secrets"},
+	{Version: "v1", Resource: "namespaces"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	{Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+}
 
 func readVersions(t *testing.T) versions {
 	t.Helper()
-	ctx, all := context.Background(), metav1.ListOptions{}
 	out := versions{}
-	add := func(c, kind string, objs []metav1.Object) {
-		for _, o := range objs {
-			out[fmt.Sprintf("%s %s %s/%s", c, kind, o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
-		}
-	}
 	for _, c := range members {
-		k := clients[c].kube
-		if l, err := k.CoreV1().ServiceAccounts("").List(ctx, all); err == nil {
-			add(c, "ServiceAccount", metaOf(l.Items))
-		} else {
-			t.Fatal(err)
+		for _, gvr := range installKinds {
+			l, err := clients[c].dyn.Resource(gvr).List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatalf("%s: listing %s: %v", c, gvr.Resource, err)
+			}
+			for _, o := range l.Items {
+				out[fmt.Sprintf("%s %s %s/%s", c, gvr.Resource, o.GetNamespace(), o.GetName())] = o.GetResourceVersion()
+			}
 		}
-		if l, err := k.CoreV1().Secrets("").List(ctx, all); err == nil {
-			add(c, "Secret", metaOf(l.Items))
-		} else {
-			t.Fatal(err)
-		}
-		if l, err := k.CoreV1().Namespaces().List(ctx, all); err == nil {
-			add(c, "Namespace", metaOf(l.Items))
-		} else {
-			t.Fatal(err)
-		}
-		if l, err := k.RbacV1().ClusterRoles().List(ctx, all); err == nil {
-			add(c, "ClusterRole", metaOf(l.Items))
-		} else {
-			t.Fatal(err)
-		}
-		if l, err := k.RbacV1().ClusterRoleBindings().List(ctx, all); err == nil {
-			add(c, "ClusterRoleBinding", metaOf(l.Items))
-		} else {
-			t.Fatal(err)
-		}
-		if l, err := k.RbacV1().Roles("").List(ctx, all); err == nil {
-			add(c, "Role", metaOf(l.Items))
-		} else {
-			t.Fatal(err)
-		}
-		if l, err := k.RbacV1().RoleBindings("").List(ctx, all); err == nil {
-			add(c, "RoleBinding", metaOf(l.Items))
-		} else {
-			t.Fatal(err)
-		}
-	}
-	return out
-}
-
-func metaOf[T any, P interface {
-	*T
-	metav1.Object
-}](items []T) []metav1.Object {
-	out := make([]metav1.Object, len(items))
-	for i := range items {
-		out[i] = P(&items[i])
 	}
 	return out
 }
