@@ -44,7 +44,8 @@ var (
 		server beside CoreDNS: 127.0.0.1:5353). A --dns-domain that the Corefile already serves (a
 		server block, or a kubernetes, file, multicluster, forward or rewrite stanza for the zone,
 		a zone under it or one holding it: cluster.local, local, in-addr.arpa) is refused. Nothing
-		is added to CoreDNS itself: a stock CoreDNS forwards. --dns=false removes exactly that block.`)
+		is added to CoreDNS itself: a stock CoreDNS forwards. --dns=false removes exactly that block
+		and installs nothing.`)
 	example = templates.Examples(`
 		# Install the CRDs into three clusters
 		kubectl mcs init --contexts=member1,member2,member3
@@ -137,9 +138,14 @@ func (o *Options) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	crds, err := mcsapi.CRDs()
-	if err != nil {
-		return err
+	// --dns=false removes the Corefile block and installs nothing: run after an uninstall, it
+	// would put back the CRDs that were removed. --clusterset still writes what it names.
+	var crds []*unstructured.Unstructured
+	if !o.DNS.set || o.DNS.Enable {
+		var err error
+		if crds, err = mcsapi.CRDs(); err != nil {
+			return err
+		}
 	}
 	if o.ClustersetName != "" {
 		crd, err := about.CRD()
@@ -165,8 +171,10 @@ func (o *Options) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := o.Write.Apply(ctx, o.Out, ours); err != nil {
-		return err
+	if len(items) > 0 {
+		if err := o.Write.Apply(ctx, o.Out, ours); err != nil {
+			return err
+		}
 	}
 	if o.Write.DryRun == cmdutil.DryRunNone && o.Wait != 0 {
 		for _, it := range ours {
