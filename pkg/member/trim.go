@@ -14,17 +14,15 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
-// lastApplied is kubectl's client-side apply record: a whole copy of the object, read by nobody
-// here.
-const lastApplied = "kubectl.kubernetes.io/last-applied-configuration"
-
 // Trim drops from o, in place, what no reader of the caches uses and what costs most of a cached
-// object's memory at scale: of the managedFields entries of keep, the fields other than metadata
-// labels and annotations (sync decides from them which labels and annotations it owns) and the
-// time; of every other manager's, all but who and how (each stays, in its place, so that an entry
-// of keep's has the index it has on the server); with keep "", every entry; kubectl's
-// last-applied annotation; and of EndpointSlices what slice() drops. The strings that repeat
-// across objects are interned. A writer that needs the whole managedFields reads the object live.
+// object's memory at scale (snapshot/cached.go defines it, and the engine never wants or compares
+// any of it): of the managedFields entries of keep, all but the parts snapshot.OwnedFieldsKept
+// names (sync decides from them which labels, annotations and spec fields it owns) and the time;
+// of every other manager's, all but who and how (each stays, in its place, so that an entry of
+// keep's has the index it has on the server); with keep "", every entry; the annotations
+// snapshot.DroppedAnnotation names; and of EndpointSlices what slice() drops. The strings that
+// repeat across objects are interned. A writer that needs the whole managedFields reads the
+// object live.
 func Trim(o metav1.Object, keep string) {
 	if mf := o.GetManagedFields(); len(mf) > 0 {
 		var kept []metav1.ManagedFieldsEntry
@@ -33,7 +31,7 @@ func Trim(o metav1.Object, keep string) {
 			case keep == "":
 			case e.Manager == keep:
 				kept = append(kept, metav1.ManagedFieldsEntry{Manager: shared.str(e.Manager), Operation: metav1.ManagedFieldsOperationType(shared.str(string(e.Operation))),
-					APIVersion: shared.str(e.APIVersion), FieldsType: shared.str(e.FieldsType), FieldsV1: metadataFields(e.FieldsV1), Subresource: shared.str(e.Subresource)})
+					APIVersion: shared.str(e.APIVersion), FieldsType: shared.str(e.FieldsType), FieldsV1: ownedFields(e.FieldsV1), Subresource: shared.str(e.Subresource)})
 			default:
 				kept = append(kept, metav1.ManagedFieldsEntry{Manager: shared.str(e.Manager), Operation: metav1.ManagedFieldsOperationType(shared.str(string(e.Operation))),
 					Subresource: shared.str(e.Subresource)})
@@ -41,11 +39,17 @@ func Trim(o metav1.Object, keep string) {
 		}
 		o.SetManagedFields(kept)
 	}
+	kind := snapshot.KindService // any kind but a slice: what is dropped from every kind
+	if _, ok := o.(*discoveryv1.EndpointSlice); ok {
+		kind = snapshot.KindEndpointSlice
+	}
 	if a := o.GetAnnotations(); a != nil {
-		if _, ok := a[lastApplied]; ok {
-			delete(a, lastApplied)
-			o.SetAnnotations(a)
+		for k := range a {
+			if _, drop := snapshot.DroppedAnnotation(kind, k); drop {
+				delete(a, k)
+			}
 		}
+		o.SetAnnotations(a)
 	}
 	if s, ok := o.(*discoveryv1.EndpointSlice); ok {
 		slice(s)
@@ -53,15 +57,10 @@ func Trim(o metav1.Object, keep string) {
 	internMeta(o)
 }
 
-// lastChange is the EndpointSlice controller's note of when it last changed a slice, read by
-// nobody here.
-const lastChange = "endpoints.kubernetes.io/last-change-trigger-time"
-
 // slice drops of each endpoint what neither the engine (which copies addresses, conditions,
 // hostname and zone) nor status (which tells endpoints apart by their target's kind, namespace,
 // name and UID) reads: nodeName, hints, deprecatedTopology, and the target's other fields.
 func slice(s *discoveryv1.EndpointSlice) {
-	delete(s.Annotations, lastChange)
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
 		e.NodeName, e.Hints, e.DeprecatedTopology = nil, nil, nil
@@ -75,27 +74,38 @@ func slice(s *discoveryv1.EndpointSlice) {
 	}
 }
 
-// metadataFields keeps of a FieldsV1 set only metadata.labels and metadata.annotations; one it
+// ownedFields keeps of a FieldsV1 set only the parts snapshot.OwnedFieldsKept names; one it
 // cannot read stays whole.
-func metadataFields(f *metav1.FieldsV1) *metav1.FieldsV1 {
+func ownedFields(f *metav1.FieldsV1) *metav1.FieldsV1 {
 	if f == nil {
 		return nil
 	}
-	var set struct {
-		Metadata map[string]json.RawMessage `json:"f:metadata"`
-	}
+	var set map[string]json.RawMessage
 	if json.Unmarshal(f.Raw, &set) != nil {
 		return f
 	}
-	meta := map[string]json.RawMessage{}
-	for _, k := range []string{"f:labels", "f:annotations"} {
-		if v, ok := set.Metadata[k]; ok {
-			meta[k] = v
-		}
-	}
 	out := map[string]any{}
-	if len(meta) > 0 {
-		out["f:metadata"] = meta
+	for _, path := range snapshot.OwnedFieldsKept {
+		v, ok := set[path[0]]
+		if !ok {
+			continue
+		}
+		if len(path) == 1 {
+			out[path[0]] = v
+			continue
+		}
+		var sub map[string]json.RawMessage
+		if json.Unmarshal(v, &sub) != nil {
+			return f
+		}
+		if w, ok := sub[path[1]]; ok {
+			into, _ := out[path[0]].(map[string]json.RawMessage)
+			if into == nil {
+				into = map[string]json.RawMessage{}
+				out[path[0]] = into
+			}
+			into[path[1]] = w
+		}
 	}
 	raw, err := json.Marshal(out)
 	if err != nil {

@@ -10,12 +10,14 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 func TestTrimKeepsOnlyOurManagerAndDropsLastApplied(t *testing.T) {
 	svc := &corev1.Service{ObjectMeta: metav1.ObjectMeta{
 		Name:        "a",
-		Annotations: map[string]string{lastApplied: "{...}", "team": "x"},
+		Annotations: map[string]string{snapshot.LastAppliedAnnotation: "{...}", "team": "x"},
 		ManagedFields: []metav1.ManagedFieldsEntry{
 			{Manager: "kubectl-client-side-apply", Operation: metav1.ManagedFieldsOperationUpdate, FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{}}`)}, APIVersion: "v1"},
 			{Manager: "kubectl-mcs", Operation: metav1.ManagedFieldsOperationApply, FieldsV1: &metav1.FieldsV1{Raw: []byte(
@@ -31,10 +33,10 @@ func TestTrimKeepsOnlyOurManagerAndDropsLastApplied(t *testing.T) {
 		mf[1].Operation != metav1.ManagedFieldsOperationApply || mf[2].Subresource != "status" {
 		t.Errorf("managedFields = %+v, want the other manager's entry as a stub in its place, then kubectl-mcs's two", mf)
 	}
-	if got := string(svc.ManagedFields[1].FieldsV1.Raw); got != `{"f:metadata":{"f:annotations":{"f:b":{}},"f:labels":{"f:a":{}}}}` {
-		t.Errorf("kept fields %s, want only metadata labels and annotations", got)
+	if got := string(svc.ManagedFields[1].FieldsV1.Raw); got != `{"f:metadata":{"f:annotations":{"f:b":{}},"f:labels":{"f:a":{}}},"f:spec":{"f:ports":{}}}` {
+		t.Errorf("kept fields %s, want only metadata labels and annotations, and the spec", got)
 	}
-	if _, ok := svc.Annotations[lastApplied]; ok || svc.Annotations["team"] != "x" {
+	if _, ok := svc.Annotations[snapshot.LastAppliedAnnotation]; ok || svc.Annotations["team"] != "x" {
 		t.Errorf("annotations = %v, want only team=x", svc.Annotations)
 	}
 
@@ -54,7 +56,7 @@ func TestTrimSliceKeepsWhatTheEngineAndStatusRead(t *testing.T) {
 	mk := func() *discoveryv1.EndpointSlice {
 		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-abc",
 			Labels:      map[string]string{discoveryv1.LabelServiceName: "web", discoveryv1.LabelManagedBy: "endpointslice-controller.k8s.io"},
-			Annotations: map[string]string{lastChange: "2026-11-22T12:00:00Z", "team": "x"}},
+			Annotations: map[string]string{snapshot.LastChangeTriggerAnnotation: "2026-11-22T12:00:00Z", "team": "x"}},
 			AddressType: discoveryv1.AddressTypeIPv4,
 			Endpoints: []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, Hostname: &host, Zone: &zone, NodeName: new("node-1"),
 				Conditions: discoveryv1.EndpointConditions{Ready: &yes, Serving: &yes},

@@ -65,11 +65,26 @@ func computeService(now metav1.Time, idx []*clusterIndex, mem membership, d *Des
 		if cd == nil {
 			continue // unreachable: nothing is written there
 		}
-		valid := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionValid), Status: metav1.ConditionTrue,
-			Reason: string(mcsv1beta1.ServiceExportReasonValid), Message: "Service is exported."}
+		valid := validCondition(c.export)
 		cd.ExportConditions[k] = pruneConditions(findCluster(idx, c.cluster), c.export,
 			resolveConditions(c.export, now, []metav1.Condition{valid, ready, conflict}))
 	}
+}
+
+// ReasonAnnotationsNotExported is the Valid reason (status True) of an export whose
+// exportedAnnotations name one that sync cannot keep on a ServiceImport (snapshot.DroppedAnnotation):
+// the service is exported without it, and the message names it.
+const ReasonAnnotationsNotExported = "AnnotationsNotExported"
+
+// validCondition is a constituent export's Valid condition.
+func validCondition(exp *mcsv1beta1.ServiceExport) metav1.Condition {
+	valid := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionValid), Status: metav1.ConditionTrue,
+		Reason: string(mcsv1beta1.ServiceExportReasonValid), Message: "Service is exported."}
+	if _, notKept := keptAnnotations(exp.Spec.ExportedAnnotations); len(notKept) > 0 {
+		valid.Reason = ReasonAnnotationsNotExported
+		valid.Message = "Service is exported without exported annotation " + strings.Join(notKept, ", ") + "."
+	}
+	return valid
 }
 
 // readConstituents returns the valid exports of k, sorted; an invalid one gets only its Valid

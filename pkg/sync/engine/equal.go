@@ -14,10 +14,11 @@ import (
 )
 
 // metaMatches reports whether observed carries every label, annotation and owner reference of
-// desired, and no label or annotation that managedFields say we set earlier but no longer want.
-// Anything else on observed belongs to somebody else and is no reason to write.
-func metaMatches(o, d metav1.ObjectMeta, fm string) bool {
-	if !subset(d.Labels, o.Labels) || !subset(d.Annotations, o.Annotations) {
+// desired (of the annotations, those the caches of an object of kind hold), and no label or
+// annotation that managedFields say we set earlier but no longer want. Anything else on observed
+// belongs to somebody else and is no reason to write.
+func metaMatches(kind string, o, d metav1.ObjectMeta, fm string) bool {
+	if !subset(d.Labels, o.Labels) || !keptSubset(kind, d.Annotations, o.Annotations) {
 		return false
 	}
 	for _, dr := range d.OwnerReferences {
@@ -80,28 +81,44 @@ func OwnedMetaKeys(mf []metav1.ManagedFieldsEntry, fm, field string) map[string]
 	return out
 }
 
-func importSpecEqual(o, d mcsv1beta1.ServiceImportSpec) bool {
+// importSpecEqual compares the import's spec on the fields desired sets; a field it leaves unset
+// (no IPs yet, no traffic distribution) counts only where we set it earlier (own).
+func importSpecEqual(o, d mcsv1beta1.ServiceImportSpec, own owned) bool {
 	if o.Type != d.Type || normAffinity(o.SessionAffinity) != normAffinity(d.SessionAffinity) ||
-		normITP(o.InternalTrafficPolicy) != normITP(d.InternalTrafficPolicy) ||
-		strPtrVal(o.TrafficDistribution) != strPtrVal(d.TrafficDistribution) ||
-		!stringsEqual(o.IPs, d.IPs) || len(o.IPFamilies) != len(d.IPFamilies) || len(o.Ports) != len(d.Ports) {
+		!optionalEqual(own, normITP(o.InternalTrafficPolicy), normITP(d.InternalTrafficPolicy), d.InternalTrafficPolicy == nil, "f:internalTrafficPolicy") ||
+		!optionalEqual(own, strPtrVal(o.TrafficDistribution), strPtrVal(d.TrafficDistribution), d.TrafficDistribution == nil, "f:trafficDistribution") ||
+		!optionalEqual(own, strings.Join(o.IPs, ","), strings.Join(d.IPs, ","), len(d.IPs) == 0, "f:ips") ||
+		!optionalEqual(own, familiesString(o.IPFamilies), familiesString(d.IPFamilies), len(d.IPFamilies) == 0, "f:ipFamilies") ||
+		(len(d.Ports) > 0 || own.has("f:spec", "f:ports")) && len(o.Ports) != len(d.Ports) {
 		return false
 	}
 	if normAffinity(d.SessionAffinity) == corev1.ServiceAffinityClientIP &&
 		affinityTimeout(o.SessionAffinityConfig) != affinityTimeout(d.SessionAffinityConfig) {
 		return false
 	}
-	for i := range o.IPFamilies {
-		if o.IPFamilies[i] != d.IPFamilies[i] {
-			return false
-		}
-	}
-	for i := range o.Ports {
+	for i := range d.Ports {
 		if !samePort(o.Ports[i], d.Ports[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// optionalEqual compares one scalar field (normalised): when desired leaves it unset (unset), a
+// difference counts only if we set the field (spec.<field>) earlier.
+func optionalEqual(own owned, o, d string, unset bool, field string) bool {
+	if !unset {
+		return o == d
+	}
+	return !own.stale(o != d, "f:spec", field)
+}
+
+func familiesString(fs []corev1.IPFamily) string {
+	s := make([]string, len(fs))
+	for i, f := range fs {
+		s[i] = string(f)
+	}
+	return strings.Join(s, ",")
 }
 
 func stringsEqual(a, b []string) bool {
@@ -128,33 +145,50 @@ func clustersEqual(a, b []mcsv1beta1.ClusterStatus) bool {
 	return true
 }
 
-func serviceSpecEqual(o, d corev1.ServiceSpec) bool {
+// serviceSpecEqual compares the derived Service's spec on the fields desired sets. What another
+// field manager added (a selector, a port, a traffic policy) is theirs: our apply never removes it,
+// so it is no reason to write; a field we set earlier and no longer want is (own).
+func serviceSpecEqual(o, d corev1.ServiceSpec, own owned) bool {
 	ot := o.Type
 	if ot == "" {
 		ot = corev1.ServiceTypeClusterIP
 	}
-	if ot != d.Type || len(o.Selector) != 0 ||
+	if ot != d.Type || own.stale(len(o.Selector) > 0, "f:spec", "f:selector") ||
 		normAffinity(o.SessionAffinity) != normAffinity(d.SessionAffinity) ||
-		normITP(o.InternalTrafficPolicy) != normITP(d.InternalTrafficPolicy) ||
-		strPtrVal(o.TrafficDistribution) != strPtrVal(d.TrafficDistribution) || len(o.Ports) != len(d.Ports) {
+		!optionalEqual(own, normITP(o.InternalTrafficPolicy), normITP(d.InternalTrafficPolicy), d.InternalTrafficPolicy == nil, "f:internalTrafficPolicy") ||
+		!optionalEqual(own, strPtrVal(o.TrafficDistribution), strPtrVal(d.TrafficDistribution), d.TrafficDistribution == nil, "f:trafficDistribution") {
 		return false
 	}
 	if normAffinity(d.SessionAffinity) == corev1.ServiceAffinityClientIP &&
 		affinityTimeout(o.SessionAffinityConfig) != affinityTimeout(d.SessionAffinityConfig) {
 		return false
 	}
-	// The policy and primary family we ask for; the apiserver fills in the rest.
+	// The policy we ask for; the apiserver fills in the rest.
 	if d.IPFamilyPolicy != nil && (o.IPFamilyPolicy == nil || *o.IPFamilyPolicy != *d.IPFamilyPolicy) {
 		return false
 	}
-	for i := range o.Ports {
-		op, dp := o.Ports[i], d.Ports[i]
-		if op.Name != dp.Name || normProtocol(op.Protocol) != normProtocol(dp.Protocol) || op.Port != dp.Port ||
-			strPtrVal(op.AppProtocol) != strPtrVal(dp.AppProtocol) || op.TargetPort != dp.TargetPort {
+	// Ports go by their list-map key, port and protocol: each desired one present and the same,
+	// and no other that we set.
+	want := map[string]corev1.ServicePort{}
+	for _, dp := range d.Ports {
+		want[portFieldKey(dp.Port, string(normProtocol(dp.Protocol)))] = dp
+	}
+	found := 0
+	for _, op := range o.Ports {
+		k := portFieldKey(op.Port, string(normProtocol(op.Protocol)))
+		dp, ok := want[k]
+		if !ok {
+			if own.has("f:spec", "f:ports", k) {
+				return false
+			}
+			continue
+		}
+		found++
+		if op.Name != dp.Name || strPtrVal(op.AppProtocol) != strPtrVal(dp.AppProtocol) || op.TargetPort != dp.TargetPort {
 			return false
 		}
 	}
-	return true
+	return found == len(want)
 }
 
 func boolPtrEqual(a, b *bool) bool {

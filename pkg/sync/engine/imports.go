@@ -62,7 +62,9 @@ func (e *exported) serviceImport(ci *clusterIndex, observedSvc *corev1.Service) 
 		labels = map[string]string{}
 	}
 	labels[names.ManagedByLabel] = names.ManagedByValue
-	annotations := maps.Clone(e.annotations)
+	// An annotation the caches drop is not written: it would never be seen to be there (the
+	// exports that name it say so in Valid).
+	annotations, _ := keptAnnotations(e.annotations)
 	if annotations == nil {
 		annotations = map[string]string{}
 	}
@@ -115,13 +117,18 @@ func (e *exported) derivedService(ci *clusterIndex) *corev1.Service {
 			TrafficDistribution:   e.td,
 		},
 	}
-	if len(e.ipFamilies) > 0 {
-		// The exporters' primary family; a dual-stack export asks for the second family too,
-		// which the apiserver adds where the cluster has it.
+	switch {
+	case len(e.ipFamilies) > 1:
+		// A dual-stack export asks for both families and names none: the apiserver gives the
+		// cluster's own families, both where it is dual-stack, and a single-stack cluster of
+		// either family accepts it (one that is not configured for a family named in ipFamilies
+		// refuses the Service, PreferDualStack or not).
+		policy := corev1.IPFamilyPolicyPreferDualStack
+		svc.Spec.IPFamilyPolicy = &policy
+	case len(e.ipFamilies) == 1:
+		// A single-stack export: its family, which a cluster without it refuses (its endpoints
+		// could not be reached from there).
 		policy := corev1.IPFamilyPolicySingleStack
-		if len(e.ipFamilies) > 1 {
-			policy = corev1.IPFamilyPolicyPreferDualStack
-		}
 		svc.Spec.IPFamilyPolicy = &policy
 		svc.Spec.IPFamilies = []corev1.IPFamily{e.ipFamilies[0]}
 	}

@@ -168,27 +168,34 @@ func TestServedPortsPerSource(t *testing.T) {
 	}
 }
 
-// A dual-stack export: the derived Service asks for both families (the primary named, so that a
-// single-stack cluster accepts it), the import lists the families its derived Service got.
+// A dual-stack export, IPv6 first: the derived Service asks for both families and names none, so
+// that a single-stack cluster of either family accepts it (one without IPv6 refuses a Service
+// naming IPv6, PreferDualStack or not); the import lists the families its derived Service got.
 func TestDualStackDerivedService(t *testing.T) {
 	svc := mkService("demo", "serve")
 	svc.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol, corev1.IPv4Protocol}
 	obs := Observed{Now: now, Clusters: []ObservedCluster{member("m1", svc, mkExport("demo", "serve", 0))}}
 	d := findService(Compute(obs).Clusters["m1"], "demo", "derived-serve")
-	if d.Spec.IPFamilyPolicy == nil || *d.Spec.IPFamilyPolicy != corev1.IPFamilyPolicyPreferDualStack ||
-		!reflect.DeepEqual(d.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv6Protocol}) {
-		t.Fatalf("derived Service policy %v families %v", d.Spec.IPFamilyPolicy, d.Spec.IPFamilies)
+	if d.Spec.IPFamilyPolicy == nil || *d.Spec.IPFamilyPolicy != corev1.IPFamilyPolicyPreferDualStack || d.Spec.IPFamilies != nil {
+		t.Fatalf("derived Service policy %v families %v, want PreferDualStack and none named", d.Spec.IPFamilyPolicy, d.Spec.IPFamilies)
 	}
-	// The importing cluster is single-stack: the derived Service got IPv6 only.
+	// The importing cluster is IPv4 single-stack: the derived Service got IPv4 only.
 	derived := d.DeepCopy()
-	derived.UID, derived.Spec.ClusterIPs, derived.Spec.IPFamilies = "u1", []string{"fd00::1"}, []corev1.IPFamily{corev1.IPv6Protocol}
+	derived.Labels[names.ManagedByLabel] = names.ManagedByValue
+	derived.UID, derived.Spec.ClusterIPs, derived.Spec.IPFamilies = "u1", []string{"10.96.0.9"}, []corev1.IPFamily{corev1.IPv4Protocol}
 	obs.Clusters[0].Services = append(obs.Clusters[0].Services, derived)
 	si := Compute(obs).Clusters["m1"].ServiceImports[0]
-	if !reflect.DeepEqual(si.Spec.IPs, []string{"fd00::1"}) || !reflect.DeepEqual(si.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv6Protocol}) {
+	if !reflect.DeepEqual(si.Spec.IPs, []string{"10.96.0.9"}) || !reflect.DeepEqual(si.Spec.IPFamilies, []corev1.IPFamily{corev1.IPv4Protocol}) {
 		t.Errorf("import ips %v families %v, want one IP per family served here", si.Spec.IPs, si.Spec.IPFamilies)
 	}
-	// The primary family changes: immutable, so the derived Service is replaced.
-	obs.Clusters[0].Services[0].Spec.IPFamilies = []corev1.IPFamily{corev1.IPv4Protocol}
+	for _, a := range Plan(obs, Compute(obs)) {
+		if a.Kind == snapshot.KindService {
+			t.Errorf("a derived Service of the cluster's own family is rewritten: %+v", a)
+		}
+	}
+	// The export becomes IPv6 single-stack: the primary family is immutable, so the derived
+	// Service is replaced.
+	obs.Clusters[0].Services[0].Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
 	var got []string
 	for _, a := range Plan(obs, Compute(obs)) {
 		if a.Kind == snapshot.KindService {

@@ -114,7 +114,8 @@ func (p *clusterPlan) imports() map[key]bool {
 			}
 		case !names.IsManaged(o.Labels):
 		default:
-			if !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !importSpecEqual(o.Spec, d.Spec) {
+			if !metaMatches(snapshot.KindServiceImport, o.ObjectMeta, d.ObjectMeta, p.fm) ||
+				!importSpecEqual(o.Spec, d.Spec, owned{o.ManagedFields, p.fm}) {
 				p.add(snapshot.KindServiceImport, VerbUpdate, d.ObjectMeta, d)
 			}
 			if !clustersEqual(o.Status.Clusters, d.Status.Clusters) {
@@ -141,7 +142,7 @@ func (p *clusterPlan) services() map[key]bool {
 			// clusterIP and the primary IP family are immutable: a change needs a new Service.
 			p.add(snapshot.KindService, VerbDelete, d.ObjectMeta, nil)
 			p.add(snapshot.KindService, VerbCreate, d.ObjectMeta, d)
-		case !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !serviceSpecEqual(o.Spec, d.Spec):
+		case !metaMatches(snapshot.KindService, o.ObjectMeta, d.ObjectMeta, p.fm) || !serviceSpecEqual(o.Spec, d.Spec, owned{o.ManagedFields, p.fm}):
 			p.add(snapshot.KindService, VerbUpdate, d.ObjectMeta, d)
 		}
 	}
@@ -162,7 +163,7 @@ func (p *clusterPlan) slices() map[key]bool {
 		case o.AddressType != d.AddressType: // immutable
 			p.add(snapshot.KindEndpointSlice, VerbDelete, d.ObjectMeta, nil)
 			p.add(snapshot.KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
-		case !metaMatches(o.ObjectMeta, d.ObjectMeta, p.fm) || !endpointsEqual(o.Endpoints, d.Endpoints) || !slicePortsEqual(o.Ports, d.Ports):
+		case !metaMatches(snapshot.KindEndpointSlice, o.ObjectMeta, d.ObjectMeta, p.fm) || !endpointsEqual(o.Endpoints, d.Endpoints) || !slicePortsEqual(o.Ports, d.Ports):
 			p.add(snapshot.KindEndpointSlice, VerbUpdate, d.ObjectMeta, d)
 		}
 	}
