@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/client-go/dynamic"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/about"
 )
@@ -48,40 +49,78 @@ func SuggestID(ctx string) string {
 // readClusterID takes the member's ID from its cluster.clusterset.k8s.io ClusterProperty when it
 // has one (the SIG-Multicluster standard). An explicit CTX=ID that disagrees is an error.
 func (m *Connection) readClusterID(ctx context.Context, timeout time.Duration) error {
-	rctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	id, err := about.ClusterID(rctx, m.Dynamic)
+	ref, err := ReadRef(ctx, m.Dynamic, m.Ref, timeout)
 	if err != nil {
 		return err
 	}
-	return m.AdoptID(id)
+	m.Ref = ref
+	return nil
+}
+
+// ReadRef is given (as --contexts names the member) with the ID the member's ClusterProperty
+// says, read within timeout: every command reads it when it connects, and sync again whenever a
+// member joins. A property that cannot be adopted is an IDError; a failed read is not.
+func ReadRef(ctx context.Context, c dynamic.Interface, given Ref, timeout time.Duration) (Ref, error) {
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	id, err := about.ClusterID(rctx, c)
+	if err != nil {
+		return given, err
+	}
+	return given.WithProperty(id)
 }
 
 // AdoptID applies a property value read from the member ("" when it has none).
 func (m *Connection) AdoptID(id string) error {
-	if id == "" {
-		return nil
+	ref, err := m.Ref.WithProperty(id)
+	if err != nil {
+		return err
 	}
-	if !ValidID(id) {
-		return &IDError{fmt.Errorf("clusterproperty/%s: %q is not a valid cluster ID (%s)", about.ClusterIDProperty, id, idRule)}
-	}
-	if m.IDSource == IDFromFlag && id != m.ID {
-		return &IDError{fmt.Errorf("--contexts names it %q but its clusterproperty/%s says %q", m.ID, about.ClusterIDProperty, id)}
-	}
-	m.ID, m.IDSource = id, IDFromProperty
+	m.Ref = ref
 	return nil
 }
 
-// uniqueIDs marks a member whose property gave it another member's ID.
+// WithProperty is r with the ID its ClusterProperty says ("" when it has none: r as it is). An
+// explicit CTX=ID that disagrees, or a value that is no cluster ID, is an IDError.
+func (r Ref) WithProperty(id string) (Ref, error) {
+	if id == "" {
+		return r, nil
+	}
+	if !ValidID(id) {
+		return r, &IDError{fmt.Errorf("clusterproperty/%s: %q is not a valid cluster ID (%s)", about.ClusterIDProperty, id, idRule)}
+	}
+	if r.IDSource == IDFromFlag && id != r.ID {
+		return r, &IDError{fmt.Errorf("--contexts names it %q but its clusterproperty/%s says %q", r.ID, about.ClusterIDProperty, id)}
+	}
+	r.ID, r.IDSource = id, IDFromProperty
+	return r, nil
+}
+
+// uniqueIDs marks every member whose property gave it the ID of another member, whatever their
+// order and whether or not the other answered: an unreachable member keeps the ID --contexts gave
+// it, and a reachable one claiming it would be taken for it.
 func uniqueIDs(members []*Connection) {
-	seen := map[string]string{}
+	byID := map[string][]*Connection{}
 	for _, m := range members {
-		if other, ok := seen[m.ID]; ok && m.Err == nil {
-			m.Err = &IDError{fmt.Errorf("cluster ID %q is also the ID of context %q", m.ID, other)}
+		byID[m.ID] = append(byID[m.ID], m)
+	}
+	for _, m := range members {
+		if m.Err != nil || m.IDSource != IDFromProperty {
 			continue
 		}
-		seen[m.ID] = m.Context
+		for _, other := range byID[m.ID] {
+			if other != m {
+				m.Err = ClashError(m.ID, other.Context)
+				break
+			}
+		}
 	}
+}
+
+// ClashError is the IDError of a member whose property says the ID of the member of context
+// other.
+func ClashError(id, other string) error {
+	return &IDError{fmt.Errorf("cluster ID %q is also the ID of context %q", id, other)}
 }
 
 // IDError is a member whose cluster ID cannot be settled: a configuration error, not an outage,

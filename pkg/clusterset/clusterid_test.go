@@ -35,10 +35,34 @@ func TestAdoptID(t *testing.T) {
 }
 
 func TestUniqueIDs(t *testing.T) {
-	ms := []*Connection{{Ref: Ref{Context: "a", ID: "x"}}, {Ref: Ref{Context: "b", ID: "y"}}, {Ref: Ref{Context: "c", ID: "x"}}}
+	prop := func(ctx, id string) *Connection {
+		return &Connection{Ref: Ref{Context: ctx, ID: id, IDSource: IDFromProperty}}
+	}
+	ms := []*Connection{prop("a", "x"), prop("b", "y"), prop("c", "x")}
 	uniqueIDs(ms)
-	if ms[0].Err != nil || ms[1].Err != nil || ms[2].Err == nil || !strings.Contains(ms[2].Err.Error(), `context "a"`) {
+	if ms[1].Err != nil || ms[0].Err == nil || !strings.Contains(ms[0].Err.Error(), `context "c"`) || ms[2].Err == nil || !strings.Contains(ms[2].Err.Error(), `context "a"`) {
 		t.Fatalf("errs: %v %v %v", ms[0].Err, ms[1].Err, ms[2].Err)
+	}
+}
+
+// An unreachable member keeps the ID --contexts gave it; a reachable one whose property says
+// that ID is reported, whichever comes first.
+func TestUniqueIDsWithAnUnreachableMember(t *testing.T) {
+	for _, first := range []bool{true, false} {
+		down := &Connection{Ref: Ref{Context: "x", ID: "x", IDSource: IDFromContext}, Err: errors.New("unreachable: connection refused")}
+		up := &Connection{Ref: Ref{Context: "member2", ID: "x", IDSource: IDFromProperty}}
+		ms := []*Connection{up, down}
+		if !first {
+			ms = []*Connection{down, up}
+		}
+		uniqueIDs(ms)
+		err := IDErrors(ms)
+		if err == nil || !strings.Contains(err.Error(), `cluster ID "x" is also the ID of context "x"`) || !strings.Contains(err.Error(), `context "member2"`) {
+			t.Errorf("reachable member listed first: %v: clash reported as %v", first, err)
+		}
+		if !strings.HasPrefix(down.Err.Error(), "unreachable") {
+			t.Errorf("the unreachable member's error became %v", down.Err)
+		}
 	}
 }
 

@@ -36,11 +36,22 @@ type Ref struct {
 // not be configured or reached; the other fields are then only partly filled.
 type Connection struct {
 	Ref
+	// Given is the member as --contexts names it, before its ClusterProperty was read (zero:
+	// Ref is as given).
+	Given     Ref
 	Config    *rest.Config
 	Client    kubernetes.Interface
 	Dynamic   dynamic.Interface
 	Discovery discovery.DiscoveryInterface
 	Err       error
+}
+
+// GivenRef is the member as --contexts names it, before its ClusterProperty was read.
+func (m *Connection) GivenRef() Ref {
+	if m.Given.Context == "" {
+		return m.Ref
+	}
+	return m.Given
 }
 
 // Flags is the clusterset flag shared by every command that spans clusters.
@@ -210,7 +221,7 @@ func (l *Loader) Connect(ctx context.Context, refs []Ref) []*Connection {
 }
 
 func (l *Loader) connect(ctx context.Context, r Ref) *Connection {
-	m := &Connection{Ref: r}
+	m := &Connection{Ref: r, Given: r}
 	cfg, err := l.RESTConfig(r.Context)
 	if err != nil {
 		m.Err = err

@@ -44,5 +44,5 @@ func (m *Cache) count(kind string, old, obj any) {
 	if obj == nil {
 		objects--
 	}
-	f(m.ID, kind, objects, cachedSize(obj)-cachedSize(old))
+	f(m.ID(), kind, objects, cachedSize(obj)-cachedSize(old))
 }

@@ -17,7 +17,7 @@ import (
 func TestCachedSums(t *testing.T) {
 	type sum struct{ objects, bytes int }
 	got := map[string]*sum{}
-	m := &Cache{Connection: &clusterset.Connection{Ref: clusterset.Ref{ID: "member1"}}, cfg: Config{Cached: func(cluster, kind string, objects, bytes int) {
+	m := &Cache{Connection: &clusterset.Connection{Ref: clusterset.Ref{ID: "member1"}}, ref: clusterset.Ref{ID: "member1"}, cfg: Config{Cached: func(cluster, kind string, objects, bytes int) {
 		k := cluster + "/" + kind
 		if got[k] == nil {
 			got[k] = &sum{}
@@ -58,7 +58,7 @@ func TestCachedSums(t *testing.T) {
 // A relist's update of an object whose version did not change queues nothing; a new version does.
 func TestUpdateOfSameVersionIsNotPassedOn(t *testing.T) {
 	var seen []string
-	m := &Cache{Connection: &clusterset.Connection{Ref: clusterset.Ref{ID: "member1"}}, cfg: Config{Handlers: Handlers{
+	m := &Cache{Connection: &clusterset.Connection{Ref: clusterset.Ref{ID: "member1"}}, ref: clusterset.Ref{ID: "member1"}, cfg: Config{Handlers: Handlers{
 		Object: func(_ *Cache, kind string, svc types.NamespacedName, obj any, deleted bool) {
 			seen = append(seen, obj.(metav1.Object).GetResourceVersion())
 		}}}}

@@ -23,8 +23,9 @@ import (
 func TestMain(m *testing.M) { logcapture.Main(m) }
 
 // fakeAPIServer answers what a joining member asks: /readyz, the mcs-api discovery, and empty
-// lists and watches (a streaming list's closing bookmark included) of the kinds it watches.
-func fakeAPIServer(t *testing.T) *httptest.Server {
+// lists and watches (a streaming list's closing bookmark included) of the kinds it watches; any
+// other path (its ClusterProperty) is property's to answer, or not found.
+func fakeAPIServer(t *testing.T, property ...http.HandlerFunc) *httptest.Server {
 	t.Helper()
 	kinds := map[string]string{"services": "Service", "endpointslices": "EndpointSlice", "namespaces": "Namespace",
 		"serviceexports": "ServiceExport", "serviceimports": "ServiceImport"}
@@ -55,6 +56,8 @@ func fakeAPIServer(t *testing.T) *httptest.Server {
 			}
 		case kind != "":
 			fmt.Fprintf(w, `{"kind":"%sList","apiVersion":%q,"metadata":{"resourceVersion":"1"},"items":[]}`, kind, apiVersion)
+		case len(property) > 0:
+			property[0](w, r)
 		default:
 			http.NotFound(w, r)
 		}

@@ -66,6 +66,7 @@ type Config struct {
 type Cache struct {
 	*clusterset.Connection
 	cfg Config
+	ids *clusterIDs
 
 	// Set once, before joined: the stores hold typed objects (decode.Transform for the mcs-api
 	// kinds, read from the stores since a dynamic lister expects unstructured ones).
@@ -77,6 +78,7 @@ type Cache struct {
 	hasSynced  []cache.InformerSynced
 
 	mu          sync.Mutex
+	ref         clusterset.Ref // ID and IDSource: the Connection's until it joins (clusterid.go)
 	joined      bool
 	attempted   bool // an attempt to join has ended, either way
 	reachable   bool
@@ -99,8 +101,9 @@ func New(members []*clusterset.Connection, cfg Config) []*Cache {
 		cfg.Now = time.Now
 	}
 	out := make([]*Cache, len(members))
+	ids := &clusterIDs{members: out}
 	for i, m := range members {
-		out[i] = &Cache{Connection: m, cfg: cfg, err: m.Err}
+		out[i] = &Cache{Connection: m, cfg: cfg, ids: ids, ref: m.Ref, err: m.Err}
 	}
 	return out
 }
@@ -156,6 +159,7 @@ func Wait(ctx context.Context, members []*Cache, timeout time.Duration) {
 
 func (m *Cache) join(ctx context.Context) bool {
 	backoff := wait.Backoff{Duration: 500 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: m.cfg.RetryCap}
+	last := ""
 	for attempt := 0; ; attempt++ {
 		err := m.start(ctx)
 		if err == nil {
@@ -164,14 +168,18 @@ func (m *Cache) join(ctx context.Context) bool {
 		m.mu.Lock()
 		m.err, m.attempted = err, true
 		m.mu.Unlock()
-		if attempt == 0 {
-			klog.InfoS("member not read yet; retrying", "cluster", m.ID, "err", err)
-			if m.cfg.Handlers.Health != nil {
-				m.cfg.Handlers.Health()
-			}
-		} else {
-			klog.V(2).InfoS("member still not reachable", "cluster", m.ID, "err", err)
+		switch {
+		case idError(err) && err.Error() != last:
+			klog.ErrorS(err, "member not joined: its cluster ID cannot be settled; retrying", "context", m.Context, "cluster", m.ID())
+		case attempt == 0:
+			klog.InfoS("member not read yet; retrying", "cluster", m.ID(), "err", err)
+		default:
+			klog.V(2).InfoS("member still not reachable", "cluster", m.ID(), "err", err)
 		}
+		if attempt == 0 && m.cfg.Handlers.Health != nil {
+			m.cfg.Handlers.Health()
+		}
+		last = err.Error()
 		select {
 		case <-ctx.Done():
 			return false
@@ -193,7 +201,7 @@ func (m *Cache) join(ctx context.Context) bool {
 	m.joined, m.attempted, m.reachable, m.err = true, true, true, nil
 	m.mu.Unlock()
 	// -v=2: one-shot commands join every member every time; a member that does not is said.
-	klog.V(2).InfoS("member joined", "cluster", m.ID, "mcsVersion", m.version)
+	klog.V(2).InfoS("member joined", "cluster", m.ID(), "mcsVersion", m.version)
 	if m.cfg.Handlers.Health != nil {
 		m.cfg.Handlers.Health()
 	}
@@ -204,6 +212,9 @@ func (m *Cache) join(ctx context.Context) bool {
 func (m *Cache) start(ctx context.Context) error {
 	v, err := mcsapi.ServedVersion(m.Discovery)
 	if err != nil {
+		return err
+	}
+	if err := m.settleID(ctx); err != nil {
 		return err
 	}
 	if m.cfg.BeforeStart != nil {
@@ -239,7 +250,7 @@ func (m *Cache) start(ctx context.Context) error {
 				m.deny(err)
 				return
 			}
-			klog.V(2).InfoS("watch error", "cluster", m.ID, "err", err)
+			klog.V(2).InfoS("watch error", "cluster", m.ID(), "err", err)
 		})
 		if _, err := inf.AddEventHandler(m.handler(kind)); err != nil {
 			return err
@@ -263,7 +274,7 @@ func (m *Cache) deny(err error) {
 	m.denied = err
 	m.mu.Unlock()
 	if !same {
-		klog.ErrorS(err, "forbidden: a list or watch was refused; retrying", "cluster", m.ID)
+		klog.ErrorS(err, "forbidden: a list or watch was refused; retrying", "cluster", m.ID())
 	}
 }
 
@@ -334,7 +345,7 @@ func ServiceOf(obj any) types.NamespacedName {
 // View is the member as its caches see it now.
 func (m *Cache) View() snapshot.Cluster {
 	s := m.State()
-	c := snapshot.Cluster{ID: m.ID, Context: m.Context, IDSource: m.IDSource, MCSAPIVersion: s.Version}
+	c := snapshot.Cluster{ID: m.ID(), Context: m.Context, IDSource: m.IDSource(), MCSAPIVersion: s.Version}
 	switch {
 	case s.Joined && s.Reachable:
 		c.State = snapshot.Reachable

@@ -52,7 +52,7 @@ func (m *Cache) Probed(err error) (changed bool) {
 	now := m.reachable
 	m.mu.Unlock()
 	if was != now {
-		klog.InfoS("member reachability changed", "cluster", m.ID, "reachable", now)
+		klog.InfoS("member reachability changed", "cluster", m.ID(), "reachable", now)
 		return true
 	}
 	return false

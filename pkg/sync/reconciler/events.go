@@ -28,7 +28,7 @@ type events struct {
 	recorded, written atomic.Int64
 }
 
-func newEvents(cluster string, client kubernetes.Interface) *events {
+func newEvents(cluster func() string, client kubernetes.Interface) *events {
 	e := &events{broadcaster: record.NewBroadcaster()}
 	e.broadcaster.StartRecordingToSink(&createOnlySink{sink: &typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")}, cluster: cluster, written: &e.written})
 	e.EventRecorder = e.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: names.FieldManager})
@@ -53,7 +53,7 @@ func (e *events) flush(ctx context.Context) {
 // counts what it wrote, and says which cluster refused one.
 type createOnlySink struct {
 	sink    record.EventSink
-	cluster string
+	cluster func() string // the member's ID now
 	written *atomic.Int64
 }
 
@@ -61,7 +61,7 @@ func (s *createOnlySink) Create(ev *corev1.Event) (*corev1.Event, error) {
 	defer s.written.Add(1)
 	out, err := s.sink.Create(ev)
 	if apierrors.IsForbidden(err) {
-		klog.ErrorS(err, "forbidden: could not record event", "cluster", s.cluster, "object", ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name)
+		klog.ErrorS(err, "forbidden: could not record event", "cluster", s.cluster(), "object", ev.InvolvedObject.Namespace+"/"+ev.InvolvedObject.Name)
 	}
 	return out, err
 }

@@ -35,8 +35,8 @@ func TestRefusedWriteIsToldAndTheRestGoesOn(t *testing.T) {
 	refusal := apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "derived-serve",
 		field.ErrorList{field.Required(field.NewPath("spec", "ports").Index(0).Child("name"), "")})
 	for _, c := range clusters {
-		dyn := fakeAPIServer(c.ID, 0, &mu, &log, map[string]map[string]any{}, nil)
-		if c.ID == "m2" {
+		dyn := fakeAPIServer(c.ID(), 0, &mu, &log, map[string]map[string]any{}, nil)
+		if c.ID() == "m2" {
 			dyn.PrependReactor("*", "services", func(a k8stesting.Action) (bool, runtime.Object, error) {
 				return refuse.Load(), nil, refusal
 			})

@@ -29,29 +29,30 @@ func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []s
 	derived := names.DerivedServiceName(name)
 	ours := labels.SelectorFromSet(labels.Set{mcsv1beta1.LabelServiceName: name})
 	for _, m := range r.clusters {
-		obs.Members = append(obs.Members, m.ID)
 		st := m.State()
+		id := m.ID() // read after State: a member takes its ID before it joins
+		obs.Members = append(obs.Members, id)
 		if !st.Joined {
 			continue
 		}
 		if !st.Reachable && r.opts.UnreachableTimeout > 0 && r.now().Sub(st.Since) > r.opts.UnreachableTimeout {
-			obs.Evicted = append(obs.Evicted, m.ID) // its endpoints leave the other clusters
+			obs.Evicted = append(obs.Evicted, id) // its endpoints leave the other clusters
 			continue
 		}
-		cs := engine.ObservedCluster{ID: m.ID, Reachable: st.Reachable, ImportSchema: m.importSchema, ExportSchema: m.exportSchema}
+		cs := engine.ObservedCluster{ID: id, Reachable: st.Reachable, ImportSchema: m.importSchema, ExportSchema: m.exportSchema}
 		// A terminating namespace imports nothing: creates there would fail until it is gone.
 		if n, err := m.Namespace(ns); err == nil && n.DeletionTimestamp == nil && n.Status.Phase != corev1.NamespaceTerminating {
 			cs.Namespaces = []string{ns}
 		}
 		se, err := m.Export(ns, name)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("cluster %q: ServiceExport %s/%s: %v; what this cluster recorded for it stands", m.ID, ns, name, err))
+			problems = append(problems, fmt.Sprintf("cluster %q: ServiceExport %s/%s: %v; what this cluster recorded for it stands", id, ns, name, err))
 			continue
 		}
 		cs.ServiceExports = overlay(&m.recent, snapshot.KindServiceExport, ns, one(se), func(o *mcsv1beta1.ServiceExport) bool { return o.Name == name })
 		si, err := m.Import(ns, name)
 		if err != nil {
-			problems = append(problems, fmt.Sprintf("cluster %q: ServiceImport %s/%s: %v; not importing there", m.ID, ns, name, err))
+			problems = append(problems, fmt.Sprintf("cluster %q: ServiceImport %s/%s: %v; not importing there", id, ns, name, err))
 			continue
 		}
 		cs.ServiceImports = overlay(&m.recent, snapshot.KindServiceImport, ns, one(si), func(o *mcsv1beta1.ServiceImport) bool { return o.Name == name })
@@ -66,6 +67,7 @@ func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []s
 		})
 		obs.Clusters = append(obs.Clusters, cs)
 	}
+	obs.Evicted = append(obs.Evicted, r.moved(obs)...)
 	return obs, problems
 }
 
@@ -76,3 +78,4 @@ func one[T any](o *T) []*T {
 	}
 	return []*T{o}
 }
+

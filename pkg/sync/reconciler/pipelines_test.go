@@ -99,10 +99,10 @@ func TestPipelinesDoNotWaitForTheSlowestCluster(t *testing.T) {
 	clusters := oneExporter(t)
 	for _, c := range clusters {
 		delay := time.Duration(0)
-		if c.ID == "m3" {
+		if c.ID() == "m3" {
 			delay = slow
 		}
-		c.Dynamic = fakeAPIServer(c.ID, delay, &mu, &log, map[string]map[string]any{}, nil)
+		c.Dynamic = fakeAPIServer(c.ID(), delay, &mu, &log, map[string]map[string]any{}, nil)
 	}
 	r := testReconciler(nil, clusters...)
 	if err := r.syncKey(context.Background(), key{Namespace: "demo", Name: "serve"}); err != nil {
@@ -160,7 +160,7 @@ func TestEndpointChangeIsDecidedTwice(t *testing.T) {
 	var log []write
 	clusters := oneExporter(t)
 	for _, c := range clusters {
-		c.Dynamic = fakeAPIServer(c.ID, 0, &mu, &log, map[string]map[string]any{}, nil)
+		c.Dynamic = fakeAPIServer(c.ID(), 0, &mu, &log, map[string]map[string]any{}, nil)
 	}
 	reg := prometheus.NewRegistry()
 	r := testReconciler(NewMetrics(reg), clusters...)

@@ -117,7 +117,7 @@ func (r *Reconciler) Unreachable() map[string]string {
 	out := map[string]string{}
 	for _, c := range r.clusters {
 		if why := c.State().Unreachable(); why != "" {
-			out[c.ID] = why
+			out[c.ID()] = why
 		}
 	}
 	return out
@@ -359,7 +359,7 @@ func firstKindPerCluster(actions []engine.Action) [][]engine.Action {
 
 func (r *Reconciler) cluster(id string) *target {
 	for _, c := range r.clusters {
-		if c.ID == id {
+		if c.ID() == id {
 			return c
 		}
 	}

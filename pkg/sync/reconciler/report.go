@@ -82,7 +82,7 @@ func (r *Reconciler) recordConflictEvent(m *target, obs engine.Observed, a engin
 	}
 	var before *metav1.Condition
 	for _, cs := range obs.Clusters {
-		if cs.ID != m.ID {
+		if cs.ID != m.ID() {
 			continue
 		}
 		for _, se := range cs.ServiceExports {
@@ -105,7 +105,7 @@ func (r *Reconciler) recordConflictEvent(m *target, obs engine.Observed, a engin
 	}
 	m.events.Eventf(&corev1.ObjectReference{APIVersion: mcsapi.Group + "/" + m.State().Version, Kind: mcsv1beta1.ServiceExportKindName,
 		Namespace: a.Namespace, Name: a.Name, UID: want.UID}, typ, reason, "%s", after.Message)
-	klog.V(2).InfoS("event", "cluster", m.ID, "export", a.Namespace+"/"+a.Name, "reason", reason)
+	klog.V(2).InfoS("event", "cluster", m.ID(), "export", a.Namespace+"/"+a.Name, "reason", reason)
 }
 
 // Conflicts returns every current conflict, sorted.

@@ -93,7 +93,7 @@ func (r *Reconciler) evictExpired(context.Context) {
 	for _, c := range r.clusters {
 		s := c.State()
 		if s.Joined && !s.Reachable && !s.Since.IsZero() && r.now().Sub(s.Since) > r.opts.UnreachableTimeout && !c.evicted.Equal(s.Since) {
-			klog.V(2).InfoS("member unreachable past the timeout", "cluster", c.ID)
+			klog.V(2).InfoS("member unreachable past the timeout", "cluster", c.ID())
 			c.evicted, requeue = s.Since, true
 		}
 	}

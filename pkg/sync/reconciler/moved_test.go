@@ -1,0 +1,91 @@
+package reconciler
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	k8stesting "k8s.io/client-go/testing"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+)
+
+// A member that was known as member3 (its context) joined as east (its ClusterProperty): the copy
+// m2 holds under member3 is deleted, once the copy under east is written, in the same sync; the
+// import then names east alone. Before, member3 stood as an unread cluster for good, and its
+// copy beside east's gave consumers the same endpoints twice.
+func TestMovedIDCopiesGoOnceTheNewOnesAreWritten(t *testing.T) {
+	exporter := oneExporter(t)[0]
+	objs := []any{svcObj("demo", "serve"), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}}
+	objs = append(objs, exporter.View().ServiceExports[0], exporter.View().EndpointSlices[0])
+	given := clusterset.Ref{Context: "member3", ID: "member3", IDSource: clusterset.IDFromContext}
+	east, err := member.Joined(&clusterset.Connection{Ref: clusterset.Ref{Context: "member3", ID: "east", IDSource: clusterset.IDFromProperty}, Given: given}, mcsapi.V1beta1, objs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue}
+	imp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-imp", ResourceVersion: "5", Labels: managed},
+		Spec:   mcsv1beta1.ServiceImportSpec{Type: mcsv1beta1.ClusterSetIP, Ports: []mcsv1beta1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
+		Status: mcsv1beta1.ServiceImportStatus{Clusters: []mcsv1beta1.ClusterStatus{{Cluster: "member3"}}}}
+	old := exporter.View().EndpointSlices[0].DeepCopy()
+	old.Name, old.UID, old.ResourceVersion = names.EndpointSliceName("serve", "member3", "serve-abc"), "u-old", "6"
+	old.Labels = map[string]string{names.EndpointSliceManagedByLabel: names.EndpointSliceManagedByValue, names.ManagedByLabel: names.ManagedByValue,
+		mcsv1beta1.LabelServiceName: "serve", mcsv1beta1.LabelSourceCluster: "member3", discoveryv1.LabelServiceName: names.DerivedServiceName("serve")}
+	consumer := readMember(t, "m2", corev1.NamespaceActive, imp, old)
+
+	var mu sync.Mutex
+	var log []write
+	clusters := []*target{{Cache: east}, consumer}
+	for _, c := range clusters {
+		dyn := fakeAPIServer(c.ID(), 0, &mu, &log, map[string]map[string]any{}, nil)
+		dyn.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			log = append(log, write{cluster: c.ID(), resource: a.GetResource().Resource, name: a.(k8stesting.DeleteAction).GetName(), sub: "delete"})
+			return true, nil, nil
+		})
+		c.Dynamic = dyn
+	}
+	r := testReconciler(nil, clusters...)
+	r.failing, r.pending = map[key]map[object]failure{}, map[key][]Change{}
+	if err := r.syncKey(context.Background(), key{Namespace: "demo", Name: "serve"}); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	var order []string
+	for _, w := range log {
+		if w.cluster == "m2" && w.resource == "endpointslices" {
+			order = append(order, w.sub+" "+w.name)
+		}
+	}
+	mu.Unlock()
+	newName := names.EndpointSliceName("serve", "east", "serve-abc")
+	if want := []string{" " + newName, "delete " + old.Name}; strings.Join(order, ",") != strings.Join(want, ",") {
+		t.Errorf("m2's slice writes %q, want the copy under east written, then member3's deleted", order)
+	}
+	obs, _ := r.observe("demo", "serve")
+	for _, c := range obs.Clusters {
+		if c.ID != "m2" {
+			continue
+		}
+		for _, s := range c.EndpointSlices {
+			if src := s.Labels[mcsv1beta1.LabelSourceCluster]; src != "east" {
+				t.Errorf("m2 still holds a copy from %q: %s", src, s.Name)
+			}
+		}
+		for _, si := range c.ServiceImports {
+			if len(si.Status.Clusters) != 1 || si.Status.Clusters[0].Cluster != "east" {
+				t.Errorf("m2's import names %v, want east alone", si.Status.Clusters)
+			}
+		}
+	}
+}
