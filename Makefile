@@ -48,7 +48,7 @@ SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DIST_JOBS     ?= 3
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada conformance bench bench-first-packet bench-karmada bench-scale soak krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada conformance bench bench-first-packet bench-karmada bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
 
 # kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
@@ -79,6 +79,12 @@ test: test-unit test-krew test-e2e test-traffic test-karmada conformance
 test-unit:
 	go vet ./...
 	go test -count=1 ./...
+
+# FuzzConverge for FUZZTIME (10 minutes): sync's rounds against modelled apiservers and caches
+# must stop writing (go test runs its seed corpus in test-unit).
+FUZZTIME ?= 10m
+fuzz-converge:
+	go test -run '^$$' -fuzz '^FuzzConverge$$' -fuzztime $(FUZZTIME) ./pkg/sync/engine
 
 # krew and validate-krew-manifest, built from the Go module proxy into $(CACHE)/bin/krew-$(KREW_VERSION).
 krew-build:
