@@ -31,7 +31,9 @@
 //     oldest's raises PortConflict, whose message names the export each port came from. A
 //     None/ClientIP split is only a SessionAffinityConflict; the config is compared among ClientIP
 //     constituents. Unset internalTrafficPolicy equals Cluster.
-//   - Every constituent export in a reachable cluster gets Valid, Ready and Conflict. Ready is
+//   - Every constituent export in a reachable cluster gets Valid, Ready and Conflict. Valid is
+//     True, reason Valid, or AnnotationsNotExported when its exportedAnnotations name one the
+//     caches drop (kubectl's last-applied record), which the message names. Ready is
 //     True once every reachable cluster holding namespace NS has a managed ServiceImport NS/NAME.
 //     A cluster blocked by a foreign object (below) keeps Ready at Pending: the service is not
 //     usable there, and the message says why. A write of the service that keeps failing
@@ -39,9 +41,11 @@
 //     apiserver's answer; it changes nothing else that is desired. No message carries a count of
 //     clusters, so a reachability flap rewrites nothing.
 //   - In every reachable cluster holding NS: ServiceImport NS/NAME (status.clusters: the
-//     constituents and the unread exporters this cluster recorded), derived Service (the
-//     exporters' primary IP family, PreferDualStack when they are dual-stack; the import lists the
-//     families and IPs it got) and one EndpointSlice per unmanaged source slice
+//     constituents and the unread exporters this cluster recorded; the oldest export's exported
+//     labels and annotations, except what the caches drop, snapshot.DroppedAnnotation), derived
+//     Service (a single-stack export's family, SingleStack; PreferDualStack naming no family when
+//     the exporters are dual-stack, which a single-stack cluster of either family accepts; the
+//     import lists the families and IPs it got) and one EndpointSlice per unmanaged source slice
 //     (kubernetes.io/service-name=NAME) of every constituent, unreachable constituents included
 //     (last-known endpoints are kept until the caller evicts the cluster). A copy carries only the
 //     ports its source cluster's own Service exports exactly as the import does (an unnamed port
@@ -57,7 +61,10 @@
 //     declares, so that is all that is written and compared.
 //
 // Plan compares desired with observed on the fields the engine owns only, normalising apiserver
-// defaults, so a steady state produces no writes. It never acts on an object without the
+// defaults, so a steady state produces no writes: what the caches never hold (snapshot/cached.go)
+// is never compared, and a field desired leaves unset counts only where the object's managedFields
+// say we set it (the apply then removes it); what another field manager set there (a selector, a
+// port, a traffic policy) is theirs and no reason to write. It never acts on an object without the
 // managed-by label, and deletes stale objects (managed, carrying sync's own mark: the
 // derived-service annotation, the service-name or source-cluster label, naming a service obs
 // decides, and not held for an unread cluster).
