@@ -54,11 +54,16 @@ func (h *fairHeap) Pop() any {
 
 // newQueue is the reconciler's queue: client-go's rate-limited workqueue over a fairQueue.
 func newQueue(now func() time.Time) workqueue.TypedRateLimitingInterface[key] {
+	return queueOver(newFairQueue(now))
+}
+
+// queueOver is client-go's rate-limited workqueue in fq's order.
+func queueOver(fq *fairQueue) workqueue.TypedRateLimitingInterface[key] {
 	const name = "kubectl-mcs"
 	return workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[key](),
 		workqueue.TypedRateLimitingQueueConfig[key]{Name: name, DelayingQueue: workqueue.NewTypedDelayingQueueWithConfig(
 			workqueue.TypedDelayingQueueConfig[key]{Name: name, Queue: workqueue.NewTypedWithConfig(
-				workqueue.TypedQueueConfig[key]{Name: name, Queue: newFairQueue(now)})})})
+				workqueue.TypedQueueConfig[key]{Name: name, Queue: fq})})})
 }
 
 func newFairQueue(now func() time.Time) *fairQueue {
@@ -95,6 +100,17 @@ func (q *fairQueue) Pop() key {
 		q.sweep()
 	}
 	return it.k
+}
+
+// forget drops when k was served: its service is gone from every member (a service that comes
+// back ranks with the never-served ones, as after sweep), so that churn leaves nothing behind.
+func (q *fairQueue) forget(k key) {
+	if q == nil {
+		return
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.served, k)
 }
 
 // sweep forgets the keys served longer than quietAfter ago (now quiet, they rank with the

@@ -79,3 +79,13 @@ func one[T any](o *T) []*T {
 	return []*T{o}
 }
 
+// gone says whether no member read holds anything of the service: its export, import, Service,
+// derived Service or slices.
+func gone(obs engine.Observed) bool {
+	for _, c := range obs.Clusters {
+		if len(c.ServiceExports)+len(c.ServiceImports)+len(c.Services)+len(c.EndpointSlices) > 0 {
+			return false
+		}
+	}
+	return true
+}

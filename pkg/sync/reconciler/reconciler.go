@@ -58,6 +58,7 @@ type Reconciler struct {
 	opts     Options
 	clusters []*target
 	queue    workqueue.TypedRateLimitingInterface[key]
+	fair     *fairQueue // queue's order: forgets a service once it is gone
 	writes   atomic.Int64
 
 	mu         sync.Mutex
@@ -88,7 +89,8 @@ func New(members []*clusterset.Connection, opts Options) *Reconciler {
 		pending:   map[key][]Change{},
 		now:       time.Now,
 	}
-	r.queue = newQueue(time.Now)
+	r.fair = newFairQueue(time.Now)
+	r.queue = queueOver(r.fair)
 	r.newClusters(members)
 	return r
 }
@@ -260,6 +262,9 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 		actions = fs.without(actions)
 		r.record(k, want, problems)
 		if len(actions) == 0 {
+			if gone(obs) {
+				r.fair.forget(k)
+			}
 			break
 		}
 		if own := ownWork(actions); round == 0 && len(own) > 1 && !r.opts.DryRun {

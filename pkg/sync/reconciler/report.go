@@ -42,8 +42,13 @@ func (r *Reconciler) record(k key, want engine.Desired, problems []string) {
 			}
 		}
 	}
-	sort.Strings(skips)
-	r.skips[k] = skips
+	// A service without skips has no entry: every service ever decided would otherwise keep one.
+	if len(skips) > 0 {
+		sort.Strings(skips)
+		r.skips[k] = skips
+	} else {
+		delete(r.skips, k)
+	}
 }
 
 // recordChanges keeps the writes of service k: for a pass's report, or in watch mode until its
