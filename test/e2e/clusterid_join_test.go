@@ -1,0 +1,143 @@
+//go:build e2e
+
+package e2e
+
+// A member's cluster ID is read whenever it joins, and what the clusterset recorded under an ID
+// it no longer has moves to the new one.
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+)
+
+// clusterIDProperty gives member c the cluster ID id by its ClusterProperty (init --contexts
+// c=id --clusterset), removed when the test ends: every other test knows c by its context name.
+func clusterIDProperty(t *testing.T, c, id string) {
+	t.Helper()
+	t.Cleanup(func() {
+		for _, n := range []string{"cluster.clusterset.k8s.io", "clusterset.k8s.io"} {
+			_ = clients[c].dyn.Resource(cpGVR).Delete(context.Background(), n, metav1.DeleteOptions{})
+		}
+	})
+	mustMCS(t, "init", "--contexts", c+"="+id, "--clusterset", "e2e-set")
+}
+
+// copiesBySource is, in cluster c, the addresses of the copies of ns/name by source cluster.
+func copiesBySource(t *testing.T, c, ns, name string) map[string][]string {
+	t.Helper()
+	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "multicluster.kubernetes.io/service-name=" + name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, s := range l.Items {
+		src := s.Labels["multicluster.kubernetes.io/source-cluster"]
+		for _, e := range s.Endpoints {
+			out[src] = append(out[src], e.Addresses...)
+		}
+	}
+	for _, ips := range out {
+		slices.Sort(ips)
+	}
+	return out
+}
+
+// importedFrom is status.clusters of the ServiceImport ns/name in c.
+func importedFrom(t *testing.T, c, ns, name string) []string {
+	t.Helper()
+	var out []string
+	clusters, _, _ := unstructured.NestedSlice(get(t, c, siGVR("v1beta1"), ns, name).Object, "status", "clusters")
+	for _, cl := range clusters {
+		out = append(out, fmt.Sprint(cl.(map[string]any)["cluster"]))
+	}
+	return out
+}
+
+// onlyFrom says what is wrong with the consumers' copies and imports of ns/serve, when they are
+// not exactly the endpoints want under source cluster id.
+func onlyFrom(t *testing.T, ns, id string, want []string) string {
+	t.Helper()
+	var bad []string
+	for _, c := range []string{"member1", "member2"} {
+		if got := copiesBySource(t, c, ns, "serve"); !maps.EqualFunc(got, map[string][]string{id: want}, slices.Equal) {
+			bad = append(bad, fmt.Sprintf("%s: copies by source %v", c, got))
+		}
+		if got := importedFrom(t, c, ns, "serve"); !slices.Equal(got, []string{id}) {
+			bad = append(bad, fmt.Sprintf("%s: import from %v", c, got))
+		}
+	}
+	return strings.Join(bad, "; ")
+}
+
+// A member down when `sync --watch` starts is known by its context name until it joins; it then
+// joins under the ID its ClusterProperty says (east), and the consumers keep only east's copies
+// of its endpoints: before, it joined as member3, and its copies were written beside east's,
+// which stood for an unread cluster for good (the same endpoints twice, dead ones forever).
+func TestMemberDownAtStartJoinsUnderItsPropertyID(t *testing.T) {
+	ns := namespace(t, "e2e-joinid", members...)
+	deployment(t, "member3", ns, "serve", 1)
+	service(t, "member3", ns, "serve")
+	userExport(t, "member3", ns, "serve")
+	clusterIDProperty(t, "member3", "east")
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	want := sourceIPs(t, "member3", ns, "serve")
+	if why := onlyFrom(t, ns, "east", want); why != "" {
+		t.Fatalf("after a sync with member3 up: %s", why)
+	}
+
+	testbed(t, "stop", "member3")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			testbed(t, "start", "member3")
+		}
+	})
+	w := startWatch(t, ns)
+	waitFor(t, "sync --watch to find member3 down", func() bool { return strings.Contains(w.out.String(), "member not read yet") })
+	testbed(t, "start", "member3")
+	restarted = true
+	waitFor(t, "member3 to join as east", func() bool {
+		return strings.Contains(w.out.String(), `"member joins under the cluster ID its ClusterProperty says" context="member3" was="member3" cluster="east"`)
+	})
+	// One round after it joined, and for a while: east's copies alone, never member3's.
+	deadline := time.Now().Add(5 * time.Second)
+	for time.Now().Before(deadline) {
+		if why := onlyFrom(t, ns, "east", sourceIPs(t, "member3", ns, "serve")); why != "" {
+			t.Fatalf("after member3 joined: %s\nsync --watch:\n%s", why, w.out.String())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if out := w.out.String(); strings.Contains(out, "derived-serve-member3-") {
+		t.Errorf("sync --watch wrote copies under member3:\n%s", out)
+	}
+}
+
+// Copies recorded under a member's context name move to the ID its ClusterProperty gives it
+// later: one sync writes east's and deletes member3's; the import names east alone.
+func TestCopiesMoveToTheClusterPropertyID(t *testing.T) {
+	ns := namespace(t, "e2e-moveid", members...)
+	deployment(t, "member3", ns, "serve", 1)
+	service(t, "member3", ns, "serve")
+	userExport(t, "member3", ns, "serve")
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	want := sourceIPs(t, "member3", ns, "serve")
+	if why := onlyFrom(t, ns, "member3", want); why != "" {
+		t.Fatalf("before the property: %s", why)
+	}
+	clusterIDProperty(t, "member3", "east")
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	if why := onlyFrom(t, ns, "east", want); why != "" {
+		t.Errorf("after a sync with member3's property saying east: %s", why)
+	}
+	if r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers); !strings.Contains(r.stdout, "No changes") {
+		t.Errorf("a second sync:\n%s", r.stdout)
+	}
+}
