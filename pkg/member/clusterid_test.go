@@ -9,10 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 )
 
@@ -33,16 +29,7 @@ func propertyServer(t *testing.T, id string, fails int32) *clusterset.Connection
 		}
 		fmt.Fprintf(w, `{"apiVersion":"about.k8s.io/v1alpha1","kind":"ClusterProperty","metadata":{"name":"cluster.clusterset.k8s.io"},"spec":{"value":%q}}`, id)
 	})
-	cfg := &rest.Config{Host: srv.URL}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &clusterset.Connection{Config: cfg, Client: cs, Dynamic: dyn, Discovery: cs.Discovery()}
+	return connection(t, srv)
 }
 
 // As connected: the context's name, as --contexts gave it, its property unread (down at start,

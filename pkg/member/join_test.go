@@ -74,18 +74,11 @@ func fakeAPIServer(t *testing.T, property ...http.HandlerFunc) *httptest.Server 
 func TestJoinIsQuietByDefault(t *testing.T) {
 	logged := logcapture.Since()
 
-	cfg := &rest.Config{Host: fakeAPIServer(t).URL}
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dyn, err := dynamic.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := connection(t, fakeAPIServer(t))
+	c.Ref = clusterset.Ref{Context: "m", ID: "m"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := New([]*clusterset.Connection{{Ref: clusterset.Ref{Context: "m", ID: "m"}, Config: cfg, Client: cs, Dynamic: dyn, Discovery: cs.Discovery()}}, Config{})[0]
+	m := New([]*clusterset.Connection{c}, Config{})[0]
 	go m.Run(ctx)
 	Wait(ctx, []*Cache{m}, 10*time.Second)
 	if st := m.State(); !st.Joined {
@@ -94,4 +87,19 @@ func TestJoinIsQuietByDefault(t *testing.T) {
 	if got := logged(); got != "" {
 		t.Errorf("at the default verbosity, a member joining logs:\n%s", got)
 	}
+}
+
+// connection is a member's clients of srv.
+func connection(t *testing.T, srv *httptest.Server) *clusterset.Connection {
+	t.Helper()
+	cfg := &rest.Config{Host: srv.URL}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &clusterset.Connection{Config: cfg, Client: cs, Dynamic: dyn, Discovery: cs.Discovery()}
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -33,21 +34,13 @@ func clusterIDProperty(t *testing.T, c, id string) {
 // copiesBySource is, in cluster c, the addresses of the copies of ns/name by source cluster.
 func copiesBySource(t *testing.T, c, ns, name string) map[string][]string {
 	t.Helper()
-	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "multicluster.kubernetes.io/service-name=" + name})
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string][]string{}
-	for _, s := range l.Items {
-		src := s.Labels["multicluster.kubernetes.io/source-cluster"]
+	return slicesBySource(t, c, ns, name, func(s discoveryv1.EndpointSlice) []string {
+		var ips []string
 		for _, e := range s.Endpoints {
-			out[src] = append(out[src], e.Addresses...)
+			ips = append(ips, e.Addresses...)
 		}
-	}
-	for _, ips := range out {
-		slices.Sort(ips)
-	}
-	return out
+		return ips
+	})
 }
 
 // importedFrom is status.clusters of the ServiceImport ns/name in c.

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -442,6 +443,23 @@ func managedSliceUIDs(t *testing.T, c, ns string) []string {
 
 func slicePortsBySource(t *testing.T, c, ns, name string) map[string][]string {
 	t.Helper()
+	return slicesBySource(t, c, ns, name, func(s discoveryv1.EndpointSlice) []string {
+		var names []string
+		for _, p := range s.Ports {
+			n := ""
+			if p.Name != nil {
+				n = *p.Name
+			}
+			names = append(names, n)
+		}
+		return names
+	})
+}
+
+// slicesBySource is, in cluster c, what each of the copies of ns/name gives, by source cluster,
+// sorted.
+func slicesBySource(t *testing.T, c, ns, name string, each func(discoveryv1.EndpointSlice) []string) map[string][]string {
+	t.Helper()
 	l, err := clients[c].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "multicluster.kubernetes.io/service-name=" + name})
 	if err != nil {
 		t.Fatal(err)
@@ -449,13 +467,7 @@ func slicePortsBySource(t *testing.T, c, ns, name string) map[string][]string {
 	out := map[string][]string{}
 	for _, s := range l.Items {
 		src := s.Labels["multicluster.kubernetes.io/source-cluster"]
-		for _, p := range s.Ports {
-			n := ""
-			if p.Name != nil {
-				n = *p.Name
-			}
-			out[src] = append(out[src], n)
-		}
+		out[src] = append(out[src], each(s)...)
 		sort.Strings(out[src])
 	}
 	return out
