@@ -120,20 +120,7 @@ func TestConvergeIPv6FirstDualStackImport(t *testing.T) {
 	})
 	userExport(t, dualStack, ns, "serve")
 	syncSettles(t, "-n", ns, "--contexts", dualStack+",member1")
-	for c, want := range map[string][]string{dualStack: {"IPv4", "IPv6"}, "member1": {"IPv4"}} {
-		d := derivedService(t, c, ns, "serve")
-		if d == nil {
-			t.Fatalf("%s: no derived Service", c)
-		}
-		if got := families(t, d.Spec.ClusterIPs); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: derived Service clusterIPs %v (%v), want families %v", c, d.Spec.ClusterIPs, got, want)
-		}
-		si := get(t, c, siGVR("v1beta1"), ns, "serve")
-		ips, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ips")
-		if !reflect.DeepEqual(ips, d.Spec.ClusterIPs) {
-			t.Errorf("%s: import ips %v, want the derived Service's %v", c, ips, d.Spec.ClusterIPs)
-		}
-	}
+	importFamilies(t, ns, "serve", map[string][]string{dualStack: {"IPv4", "IPv6"}, "member1": {"IPv4"}})
 	if got := conditions(t, dualStack, ns, "serve")["Ready"]; got != "True/Exported" {
 		t.Errorf("export Ready %s, want True/Exported", got)
 	}

@@ -81,26 +81,33 @@ func TestTrustDualStackImport(t *testing.T) {
 	service(t, dualStack, ns, "serve", func(s *corev1.Service) { s.Spec.IPFamilyPolicy = &prefer })
 	userExport(t, dualStack, ns, "serve")
 	mustMCS(t, "sync", "-n", ns, "--contexts", dualStack+",member1")
-	for c, want := range map[string][]string{dualStack: {"IPv4", "IPv6"}, "member1": {"IPv4"}} {
-		d := derivedService(t, c, ns, "serve")
-		if d == nil {
-			t.Fatalf("%s: no derived Service", c)
-		}
-		if got := families(t, d.Spec.ClusterIPs); !reflect.DeepEqual(got, want) {
-			t.Errorf("%s: derived Service clusterIPs %v (%v), want families %v", c, d.Spec.ClusterIPs, got, want)
-		}
-		si := get(t, c, siGVR("v1beta1"), ns, "serve")
-		ips, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ips")
-		fams, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ipFamilies")
-		if !reflect.DeepEqual(ips, d.Spec.ClusterIPs) || !reflect.DeepEqual(fams, want) {
-			t.Errorf("%s: import ips %v families %v, want %v and %v", c, ips, fams, d.Spec.ClusterIPs, want)
-		}
-	}
+	importFamilies(t, ns, "serve", map[string][]string{dualStack: {"IPv4", "IPv6"}, "member1": {"IPv4"}})
 	// Both families' endpoints reach the dual-stack importer.
 	if got := families(t, importedIPs(t, dualStack, ns, "serve", dualStack)); len(got) != 2 {
 		t.Errorf("imported endpoint families %v, want IPv4 and IPv6", got)
 	}
 	if r := mustMCS(t, "sync", "-n", ns, "--contexts", dualStack+",member1"); !strings.HasPrefix(r.stdout, "No changes.") {
 		t.Errorf("second pass wrote:\n%s", r.stdout)
+	}
+}
+
+// importFamilies checks in each member of want that the derived Service of name got one cluster
+// IP of each family want names, in order, and that the import lists those IPs and families.
+func importFamilies(t *testing.T, ns, name string, want map[string][]string) {
+	t.Helper()
+	for c, want := range want {
+		d := derivedService(t, c, ns, name)
+		if d == nil {
+			t.Fatalf("%s: no derived Service", c)
+		}
+		if got := families(t, d.Spec.ClusterIPs); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: derived Service clusterIPs %v (%v), want families %v", c, d.Spec.ClusterIPs, got, want)
+		}
+		si := get(t, c, siGVR("v1beta1"), ns, name)
+		ips, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ips")
+		fams, _, _ := unstructured.NestedStringSlice(si.Object, "spec", "ipFamilies")
+		if !reflect.DeepEqual(ips, d.Spec.ClusterIPs) || !reflect.DeepEqual(fams, want) {
+			t.Errorf("%s: import ips %v families %v, want %v and %v", c, ips, fams, d.Spec.ClusterIPs, want)
+		}
 	}
 }

@@ -163,12 +163,30 @@ func (s *fakeServer) create(kind string, obj *unstructured.Unstructured, manager
 
 // apply is a forced server-side apply of obj by manager onto the stored object.
 func (s *fakeServer) apply(kind string, obj *unstructured.Unstructured, manager string) error {
+	return s.change(kind, obj, manager, true)
+}
+
+// update is an update (a merge patch, or kubectl's client-side apply) by manager: obj replaces
+// the stored object whole.
+func (s *fakeServer) update(kind string, obj *unstructured.Unstructured, manager string) error {
+	return s.change(kind, obj, manager, false)
+}
+
+func (s *fakeServer) change(kind string, obj *unstructured.Unstructured, manager string, apply bool) error {
 	k := key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
 	live := s.objs[kind][k]
 	if live == nil {
 		return fmt.Errorf("%s %s not found", kind, k)
 	}
-	out, err := fieldManagers[kind].Apply(live.DeepCopy(), obj, manager, true)
+	var out runtime.Object
+	var err error
+	if apply {
+		out, err = fieldManagers[kind].Apply(live.DeepCopy(), obj, manager, true)
+	} else {
+		obj = obj.DeepCopy()
+		obj.SetManagedFields(live.GetManagedFields())
+		out, err = fieldManagers[kind].Update(live, obj, manager)
+	}
 	if err != nil {
 		return err
 	}
@@ -182,29 +200,6 @@ func (s *fakeServer) apply(kind string, obj *unstructured.Unstructured, manager 
 	return nil
 }
 
-// update is an update (a merge patch, or kubectl's client-side apply) by manager: obj replaces
-// the stored object whole.
-func (s *fakeServer) update(kind string, obj *unstructured.Unstructured, manager string) error {
-	k := key{Namespace: obj.GetNamespace(), Name: obj.GetName()}
-	live := s.objs[kind][k]
-	if live == nil {
-		return fmt.Errorf("%s %s not found", kind, k)
-	}
-	obj = obj.DeepCopy()
-	obj.SetManagedFields(live.GetManagedFields())
-	if kind == snapshot.KindService {
-		if err := s.defaultService(obj, live); err != nil {
-			return err
-		}
-	}
-	out, err := fieldManagers[kind].Update(live, obj, manager)
-	if err != nil {
-		return err
-	}
-	s.objs[kind][k] = out.(*unstructured.Unstructured)
-	return nil
-}
-
 // defaultService is the apiserver's defaulting and IP family checks of a Service (old: the stored
 // one, on an update): a single-stack cluster refuses a family it is not configured for unless the
 // Service is headless, and the primary family never changes.
@@ -213,21 +208,9 @@ func (s *fakeServer) defaultService(u *unstructured.Unstructured, old *unstructu
 	if svc.Spec.Type == "" {
 		svc.Spec.Type = corev1.ServiceTypeClusterIP
 	}
-	if svc.Spec.SessionAffinity == "" {
-		svc.Spec.SessionAffinity = corev1.ServiceAffinityNone
-	}
-	if svc.Spec.SessionAffinity == corev1.ServiceAffinityClientIP && svc.Spec.SessionAffinityConfig == nil {
-		svc.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr(int32(10800))}}
-	}
-	if svc.Spec.InternalTrafficPolicy == nil {
-		svc.Spec.InternalTrafficPolicy = ptr(corev1.ServiceInternalTrafficPolicyCluster)
-	}
+	defaultServiceFields(svc)
 	for i := range svc.Spec.Ports {
-		p := &svc.Spec.Ports[i]
-		if p.Protocol == "" {
-			p.Protocol = corev1.ProtocolTCP
-		}
-		if p.TargetPort.IntVal == 0 && p.TargetPort.StrVal == "" {
+		if p := &svc.Spec.Ports[i]; p.TargetPort.IntVal == 0 && p.TargetPort.StrVal == "" {
 			p.TargetPort.IntVal = p.Port
 		}
 	}

@@ -190,6 +190,13 @@ func defaultService(s *corev1.Service) {
 	if s.Spec.IPFamilyPolicy == nil {
 		s.Spec.IPFamilyPolicy = ptr(corev1.IPFamilyPolicySingleStack)
 	}
+	defaultServiceFields(s)
+	s.ResourceVersion = "42"
+}
+
+// defaultServiceFields are the apiserver's defaults of a Service's affinity, internal traffic
+// policy and port protocols.
+func defaultServiceFields(s *corev1.Service) {
 	if s.Spec.SessionAffinity == "" {
 		s.Spec.SessionAffinity = corev1.ServiceAffinityNone
 	}
@@ -204,7 +211,6 @@ func defaultService(s *corev1.Service) {
 			s.Spec.Ports[i].Protocol = corev1.ProtocolTCP
 		}
 	}
-	s.ResourceVersion = "42"
 }
 
 type namedObj interface {
