@@ -10,8 +10,15 @@ VERSION := $(shell v='$(GIT_DESCRIBE)'; if [[ $$v =~ ^v[0-9]+\.[0-9]+\.[0-9]+ ]]
              elif [ -n "$$v" ]; then echo "v0.0.0-g$$v"; else echo v0.0.0-dev; fi)
 endif
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+# The image make image builds, and the default --image of the manifests of every binary make builds
+# (pkg/version.Image): IMAGE_REPO:VERSION. No registry by default; a release sets IMAGE_REPO to its
+# registry's path (REGISTRY/kubectl-mcs), and an operator pushes the archive there.
+IMAGE_REPO ?= kubectl-mcs/kubectl-mcs
+IMAGE   := $(IMAGE_REPO):$(VERSION)
 LDFLAGS := -s -w -X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Version=$(VERSION) \
-           -X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Commit=$(COMMIT)
+           -X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Commit=$(COMMIT) \
+           -X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Image=$(IMAGE)
 BIN     := $(CURDIR)/bin/kubectl-mcs
 CACHE   ?= $(or $(KUBECTL_MCS_CACHE),$(HOME)/.cache/kubectl-mcs)
 # The e2e suite gets a test bed of its own so that it never disturbs the demo's clusters.
@@ -46,9 +53,14 @@ PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
 DIST_BASE_URL ?= https://github.com/kubectl-mcs/kubectl-mcs/releases/download/$(VERSION)
 SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || date +%s)
 DIST_JOBS     ?= 3
+IMAGE_ARCHIVE := dist/image/kubectl-mcs.tar
+IMAGE_BINS    := $(addprefix dist/bin/,$(subst /,_,$(filter linux/%,$(PLATFORMS))))
+# hack/image: one image per linux binary of dist/bin in an OCI image index, as an OCI archive.
+IMAGE_BUILD    = SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/image -ref $(IMAGE) -version $(VERSION) \
+  -revision $(REVISION) -platforms "$$(echo $(filter linux/%,$(PLATFORMS)) | tr ' ' ,)" -bin-dir dist/bin -o $(IMAGE_ARCHIVE)
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist test test-unit test-krew test-e2e test-traffic test-karmada conformance bench bench-first-packet bench-karmada bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist image test test-unit test-krew test-image test-e2e test-traffic test-karmada conformance bench bench-first-packet bench-karmada bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
 
 # kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
@@ -56,17 +68,28 @@ build:
 	install -m 0755 hack/dist/kubectl_complete-mcs $(dir $(BIN))kubectl_complete-mcs
 
 # Cross-compiled, static, version-stamped binaries, packed with LICENSE, README.md and
-# kubectl_complete-mcs (hack/dist), and the krew manifest rendered from krew-manifest.yaml;
-# dist/image/ is the container build context of the linux binaries (sync --print-manifests).
+# kubectl_complete-mcs (hack/dist), the krew manifest rendered from krew-manifest.yaml, and the
+# image of the linux binaries (see image).
 # The platforms build DIST_JOBS at a time: one build alone leaves a core idle much of the time.
 dist:
 	rm -rf dist
 	$(MAKE) --no-print-directory -j$(DIST_JOBS) VERSION=$(VERSION) $(addprefix dist/bin/,$(subst /,_,$(PLATFORMS)))
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/dist archive -version $(VERSION) \
 	  -platforms "$$(echo $(PLATFORMS) | tr ' ' ,)" -bin-dir dist/bin -out dist
-	go run ./hack/dist image -version $(VERSION) -platforms "$$(echo $(PLATFORMS) | tr ' ' ,)" -bin-dir dist/bin -out dist/image
+	$(IMAGE_BUILD)
 	rm -rf dist/bin
 	go run ./hack/dist manifest -version $(VERSION) -base-url $(DIST_BASE_URL) -dir dist -o dist/mcs.yaml
+
+# The image of sync --watch and dns-server in a cluster (hack/image): the static linux binaries, one
+# image each, in an OCI image index built from nothing (no base image, no registry, no Docker),
+# every time in it SOURCE_DATE_EPOCH, so that one commit gives one digest; written to
+# IMAGE_ARCHIVE, an OCI archive that ctr images import, skopeo and crane take (see "The image" in
+# docs/running-in-a-cluster.md). The last three lines: the reference, the digest, the archive.
+image:
+	rm -rf dist/image $(IMAGE_BINS)
+	$(MAKE) --no-print-directory -j$(DIST_JOBS) VERSION=$(VERSION) $(IMAGE_BINS)
+	@$(IMAGE_BUILD)
+	@rm -rf $(IMAGE_BINS); rmdir dist/bin 2>/dev/null || true
 
 # One platform's binary: dist/bin/OS_ARCH/kubectl-mcs[.exe].
 dist/bin/%:
@@ -74,7 +97,7 @@ dist/bin/%:
 	CGO_ENABLED=0 GOOS=$(firstword $(subst _, ,$*)) GOARCH=$(lastword $(subst _, ,$*)) \
 	  go build -trimpath -ldflags '$(LDFLAGS)' -o $@/kubectl-mcs$(if $(filter windows_%,$*),.exe) ./cmd/kubectl-mcs
 
-test: test-unit test-krew test-e2e test-traffic test-karmada conformance
+test: test-unit test-krew test-e2e test-traffic test-karmada test-image conformance
 
 test-unit:
 	go vet ./...
@@ -85,6 +108,13 @@ test-unit:
 FUZZTIME ?= 10m
 fuzz-converge:
 	go test -run '^$$' -fuzz '^FuzzConverge$$' -fuzztime $(FUZZTIME) ./pkg/sync/engine
+
+# The image as a node runs it (build tag image, test/image): a containerd of the test's own imports
+# IMAGE_ARCHIVE as ctr images import does and runs kubectl-mcs version in it, as the image's user.
+# Where the machine cannot (not root, no containerd or runc): one line, and success.
+test-image: image
+	IMAGE_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) IMAGE_REF=$(IMAGE) IMAGE_VERSION=$(VERSION) \
+	  go test -count=1 -tags image -timeout 10m -v ./test/image
 
 # krew and validate-krew-manifest, built from the Go module proxy into $(CACHE)/bin/krew-$(KREW_VERSION).
 krew-build:

@@ -2,14 +2,10 @@
 //
 //	go run ./hack/dist archive -version V -platforms linux/amd64,... -bin-dir dist/bin -out dist
 //	go run ./hack/dist manifest -version V -base-url URL -dir dist -o dist/mcs.yaml
-//	go run ./hack/dist image -version V -platforms linux/amd64,... -bin-dir dist/bin -out dist/image
 //
 // archive packs, for each platform, bin-dir/OS_ARCH/kubectl-mcs[.exe] with LICENSE, README.md and
 // kubectl_complete-mcs[.cmd] into kubectl-mcs_V_OS_ARCH.tar.gz (.zip for Windows). The archives
 // are reproducible: fixed owner, modes and times ($SOURCE_DATE_EPOCH, or -mtime).
-//
-// image writes a container build context: the linux binaries under OS/ARCH/ and a Dockerfile on
-// a distroless base, checked as a build would read it (image.go).
 //
 // manifest renders the krew-manifest.yaml template with the version, BASE-URL/ARCHIVE and the
 // sha256 of each archive found in -dir, then checks the result: the file is named after the
@@ -49,7 +45,7 @@ const (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: dist archive|manifest|image [flags]"))
+		fail(errors.New("usage: dist archive|manifest [flags]"))
 	}
 	var err error
 	switch os.Args[1] {
@@ -57,10 +53,8 @@ func main() {
 		err = archiveCmd(os.Args[2:])
 	case "manifest":
 		err = manifestCmd(os.Args[2:])
-	case "image":
-		err = imageCmd(os.Args[2:])
 	default:
-		err = fmt.Errorf("unknown command %q: archive, manifest or image", os.Args[1])
+		err = fmt.Errorf("unknown command %q: archive or manifest", os.Args[1])
 	}
 	if err != nil {
 		fail(err)

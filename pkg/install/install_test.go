@@ -120,8 +120,8 @@ func TestDeployment(t *testing.T) {
 	if ctr.Resources.Requests.Cpu().IsZero() || ctr.Resources.Limits.Memory().IsZero() {
 		t.Errorf("resources %+v", ctr.Resources)
 	}
-	if ctr.Image != "img:1" || !strings.HasPrefix(DefaultImage(), ImageRepository+":v") {
-		t.Errorf("image %q, default %q", ctr.Image, DefaultImage())
+	if ctr.Image != "img:1" {
+		t.Errorf("image %q", ctr.Image)
 	}
 	pdb := objs[4].(*policyv1.PodDisruptionBudget)
 	if !reflect.DeepEqual(pdb.Spec.Selector, d.Spec.Selector) || d.Spec.Template.Labels[appLabel] != d.Spec.Selector.MatchLabels[appLabel] || pdb.Spec.MinAvailable.IntVal != 1 {

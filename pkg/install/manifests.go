@@ -6,6 +6,7 @@
 package install
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -32,17 +33,30 @@ const (
 	TokenSecret       = Name + "-token"
 	KubeconfigSecret  = Name + "-kubeconfigs"
 	LeaderElection    = Name + "-leader-election" // Role and RoleBinding in the Lease cluster
-	ImageRepository   = "ghcr.io/kubectl-mcs/kubectl-mcs"
 	MetricsPort       = 8080
 	HealthPort        = 8081
 	kubeconfigDir     = "/etc/kubectl-mcs/kubeconfigs"
 	appLabel          = "app.kubernetes.io/name"
-	runAsUser         = 65532 // distroless "nonroot"
+	runAsUser         = 65532 // the image's "nonroot" (hack/image)
 	defaultReplicaNum = 2
 )
 
-// DefaultImage is the image of this very build: the release's tag.
-func DefaultImage() string { return ImageRepository + ":" + version.Version }
+// DefaultImage is the image make built from this very checkout (IMAGE_REPO:VERSION, stamped into
+// the binary: a release tag's image, or what `make image` just built); "" when make did not build
+// the binary (go build, go install), which CheckImage then refuses.
+func DefaultImage() string { return version.Image }
+
+// CheckImage refuses an empty --image, saying why a build can lack a default.
+func CheckImage(image string) error {
+	switch {
+	case image != "":
+		return nil
+	case version.Image == "":
+		return errors.New("no default image for this build (not built by make): pass --image=REGISTRY/kubectl-mcs:TAG")
+	default:
+		return errors.New("--image must not be empty")
+	}
+}
 
 // Labels are on everything generated for sync: ours (names.ManagedByLabel) and the app's name.
 func Labels() map[string]string { return appLabels(Name) }

@@ -46,8 +46,8 @@ func (o *Options) Validate() error {
 	if _, ok := o.Raw.Contexts[o.Host]; !ok {
 		return fmt.Errorf("--context %q: not found in kubeconfig", o.Host)
 	}
-	if o.Image == "" {
-		return errors.New("--image must not be empty")
+	if err := CheckImage(o.Image); err != nil {
+		return err
 	}
 	if _, err := ParseMemory(o.MemoryRequest, o.MemoryLimit, func() (resource.Quantity, resource.Quantity) { return minRequest, minLimit }); err != nil {
 		return err

@@ -7,9 +7,12 @@ import (
 )
 
 // Set at build time with -ldflags "-X github.com/kubectl-mcs/kubectl-mcs/pkg/version.Version=...".
+// Image is the container image built from the same checkout (`make image`: IMAGE_REPO:VERSION),
+// the manifests' default --image; a build that make did not stamp has none, and says so.
 var (
 	Version = "v0.0.0-dev"
 	Commit  = "unknown"
+	Image   = ""
 )
 
 func init() {

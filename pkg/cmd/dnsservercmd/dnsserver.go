@@ -4,7 +4,6 @@ package dnsservercmd
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -163,8 +162,8 @@ func (o *Options) Validate() error {
 	if _, _, err := net.SplitHostPort(o.Listen); err != nil {
 		return fmt.Errorf("--listen %q: want HOST:PORT (:5353 for every address): %w", o.Listen, err)
 	}
-	if o.PrintManifests && o.Image == "" {
-		return errors.New("--image must not be empty")
+	if o.PrintManifests {
+		return install.CheckImage(o.Image)
 	}
 	return nil
 }

@@ -77,7 +77,7 @@ func TestPrintManifests(t *testing.T) {
 			t.Errorf("missing %q in\n%s", s, out)
 		}
 	}
-	if out, err := run(t, "--print-manifests", "-o", "json", "--dns-domain=MCS.example.", "--ttl=30"); err != nil ||
+	if out, err := run(t, "--print-manifests", "--image=img:1", "-o", "json", "--dns-domain=MCS.example.", "--ttl=30"); err != nil ||
 		!strings.Contains(out, `"kind": "List"`) || !strings.Contains(out, `"--dns-domain=mcs.example"`) || !strings.Contains(out, `"--ttl=30"`) {
 		t.Errorf("-o json with another zone and TTL: %v\n%s", err, out)
 	}
@@ -93,7 +93,9 @@ func TestValidate(t *testing.T) {
 		`--dns-domain "a_b"`:                   {"--dns-domain", "a_b"},
 		"--image goes with --print-manifests":  {"--image", "x"},
 		"--output goes with --print-manifests": {"-o", "json"},
-		`--output "name"`:                      {"--print-manifests", "-o", "name"},
+		`--output "name"`:                      {"--print-manifests", "--image=img:1", "-o", "name"},
+		// A test binary, as a plain go build, has no image stamped.
+		"no default image for this build (not built by make): pass --image=": {"--print-manifests"},
 	} {
 		if _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%v: err = %v, want %q", args, err, want)

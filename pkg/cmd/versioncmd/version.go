@@ -21,6 +21,7 @@ import (
 type Info struct {
 	Version   string   `json:"version"`
 	Commit    string   `json:"commit"`
+	Image     string   `json:"image"` // the manifests' default --image; "" when make did not build it
 	GoVersion string   `json:"goVersion"`
 	Platform  string   `json:"platform"`
 	APIs      []string `json:"apis"`
@@ -64,6 +65,7 @@ func (o *Options) Run() error {
 	info := Info{
 		Version:   version.Version,
 		Commit:    version.Commit,
+		Image:     version.Image,
 		GoVersion: runtime.Version(),
 		Platform:  runtime.GOOS + "/" + runtime.GOARCH,
 		APIs:      version.APIs,
@@ -84,7 +86,11 @@ func (o *Options) Run() error {
 		_, err = o.Out.Write(b)
 		return err
 	}
-	_, err := fmt.Fprintf(o.Out, "kubectl-mcs %s (commit %s, %s, %s)\nAPIs: %s\n",
-		info.Version, info.Commit, info.GoVersion, info.Platform, strings.Join(info.APIs, ", "))
+	image := info.Image
+	if image == "" {
+		image = "none (not built by make; --print-manifests needs --image)"
+	}
+	_, err := fmt.Fprintf(o.Out, "kubectl-mcs %s (commit %s, %s, %s)\nImage: %s\nAPIs: %s\n",
+		info.Version, info.Commit, info.GoVersion, info.Platform, image, strings.Join(info.APIs, ", "))
 	return err
 }
