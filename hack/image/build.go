@@ -11,6 +11,7 @@ import (
 	v1 "github.com/google/go-containerregistry/pkg/v1"
 	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
+	"github.com/google/go-containerregistry/pkg/v1/partial"
 	"github.com/google/go-containerregistry/pkg/v1/tarball"
 	"github.com/google/go-containerregistry/pkg/v1/types"
 )
@@ -51,11 +52,25 @@ func build(s spec) (v1.ImageIndex, error) {
 			return nil, fmt.Errorf("%s/%s: %w", p.os, p.arch, err)
 		}
 		idx = mutate.AppendManifests(idx, mutate.IndexAddendum{
-			Add:        img,
+			Add:        plainImage{img},
 			Descriptor: v1.Descriptor{Platform: &v1.Platform{OS: p.os, Architecture: p.arch}},
 		})
 	}
 	return idx, nil
+}
+
+// plainImage is an image described in the index as images are: go-containerregistry would add an
+// artifactType (the config's media type), which tools written before OCI 1.1 drop when they copy
+// the index (skopeo 1.9), giving the same images another index digest in the registry.
+type plainImage struct{ v1.Image }
+
+func (i plainImage) Descriptor() (*v1.Descriptor, error) {
+	d, err := partial.Descriptor(i.Image)
+	if err != nil {
+		return nil, err
+	}
+	d.ArtifactType = ""
+	return d, nil
 }
 
 func image(s spec, p platformBinary) (v1.Image, error) {

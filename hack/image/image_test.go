@@ -138,6 +138,9 @@ func TestArchiveIsOCILayout(t *testing.T) {
 	var got []string
 	for _, d := range im.Manifests {
 		got = append(got, d.Platform.OS+"/"+d.Platform.Architecture)
+		if d.ArtifactType != "" || !d.MediaType.IsImage() {
+			t.Errorf("%s: media type %s, artifactType %q: want a plain image", d.Platform, d.MediaType, d.ArtifactType)
+		}
 		img, err := idx.Image(d.Digest)
 		if err != nil {
 			t.Fatal(err)

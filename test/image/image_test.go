@@ -269,15 +269,23 @@ func TestImageRuns(t *testing.T) {
 		t.Fatalf("after import, image %s has digest %q, want the archive's index %s:\n%s", runtimeName, digest, want, c.ctr("images", "ls"))
 	}
 
-	// The container as the image defines it: its entrypoint, as 65532:65532.
+	// Every platform, as ctr images import --all-platforms takes it: the same image, both.
+	c.ctr("images", "import", "--all-platforms", archive)
+	if ls := c.ctr("images", "ls"); !strings.Contains(ls, "linux/amd64,linux/arm64") {
+		t.Errorf("after import --all-platforms:\n%s", ls)
+	}
+
+	// The container as the image defines it: run to its end and kept, to read its spec. The
+	// entrypoint alone prints the usage and exits 0; it ran as 65532:65532.
 	cg := func(id string) string { return "/" + c.cgroup + "/" + id }
-	c.ctr("containers", "create", "--cgroup", cg("default"), runtimeName, "default")
+	if out, err := c.ctrErr("run", "--cgroup", cg("default"), runtimeName, "default"); err != nil || !strings.Contains(out, "kubectl mcs") {
+		t.Errorf("the entrypoint alone: %v\n%s", err, out)
+	}
 	var info struct {
 		Spec struct {
 			Process struct {
 				User struct{ UID, GID uint32 }
 				Args []string
-				Env  []string
 			}
 		}
 	}
@@ -286,17 +294,13 @@ func TestImageRuns(t *testing.T) {
 	}
 	p := info.Spec.Process
 	if p.User.UID != 65532 || p.User.GID != 65532 || !slices.Equal(p.Args, []string{"/kubectl-mcs"}) {
-		t.Errorf("the image's container runs %q as %d:%d, want /kubectl-mcs as 65532:65532", p.Args, p.User.UID, p.User.GID)
-	}
-	// Started: the entrypoint alone prints the usage and exits 0.
-	if out, err := c.ctrErr("tasks", "start", "default"); err != nil || !strings.Contains(out, "kubectl mcs") {
-		t.Errorf("the entrypoint alone: %v\n%s", err, out)
+		t.Errorf("the image's container ran %q as %d:%d, want /kubectl-mcs as 65532:65532", p.Args, p.User.UID, p.User.GID)
 	}
 	c.ctr("containers", "delete", "default")
 
 	// kubectl-mcs version, run as a node would: the image's user, a read-only root.
 	start = time.Now()
-	out, err = c.ctrErr("run", "--rm", "--readonly", "--cgroup", cg("version"), runtimeName, "version", "/kubectl-mcs", "version", "-o", "json")
+	out, err = c.ctrErr("run", "--rm", "--read-only", "--cgroup", cg("version"), runtimeName, "version", "/kubectl-mcs", "version", "-o", "json")
 	if err != nil {
 		t.Fatal(err)
 	}
