@@ -30,8 +30,13 @@ type endpoint struct {
 
 func (s *service) headless() bool { return s.imp.Spec.Type == mcsv1beta1.Headless }
 
-// loadService reads NS/NAME from src; nil when there is no such import.
-func loadService(src Source, ns, name string) *service {
+// endpointName is the name of one endpoint: its cluster and label, lower-cased.
+type endpointName struct{ cluster, label string }
+
+// loadService reads NS/NAME from src; nil when there is no such import. With only, it keeps only
+// the endpoints of that name and builds no other: a question about one pod of a large service
+// costs a comparison per endpoint, not a record.
+func loadService(src Source, ns, name string, only *endpointName) *service {
 	imp := src.Import(ns, name)
 	if imp == nil {
 		return nil
@@ -43,11 +48,13 @@ func loadService(src Source, ns, name string) *service {
 	for _, sl := range src.Slices(ns, name) {
 		cluster := strings.ToLower(sl.Labels[mcsv1beta1.LabelSourceCluster])
 		if sl.Namespace != ns || sl.Labels[mcsv1beta1.LabelServiceName] != name || cluster == "" ||
-			sl.Labels[names.EndpointSliceManagedByLabel] != names.EndpointSliceManagedByValue {
+			sl.Labels[names.EndpointSliceManagedByLabel] != names.EndpointSliceManagedByValue ||
+			(only != nil && cluster != only.cluster) {
 			continue
 		}
 		for _, e := range sl.Endpoints {
-			if e.Conditions.Ready != nil && !*e.Conditions.Ready {
+			if e.Conditions.Ready != nil && !*e.Conditions.Ready ||
+				only != nil && e.Hostname != nil && *e.Hostname != "" && !strings.EqualFold(*e.Hostname, only.label) {
 				continue
 			}
 			addrs := parseIPs(e.Addresses)
@@ -59,6 +66,9 @@ func loadService(src Source, ns, name string) *service {
 				label = strings.ToLower(*e.Hostname)
 			} else {
 				label = dashed(addrs[0])
+			}
+			if only != nil && label != only.label {
+				continue
 			}
 			s.eps = append(s.eps, endpoint{cluster: cluster, label: label, addrs: addrs, ports: sl.Ports})
 		}

@@ -139,7 +139,11 @@ func (z zone) lookup(rel []string, q dns.Question, src Source) (records, bool) {
 	case n == 2:
 		return records{}, src.HasImports(rel[0])
 	}
-	s := loadService(src, rel[n-2], rel[n-3])
+	var only *endpointName // HOSTNAME.CLUSTERID.NAME...: that endpoint alone
+	if n == 5 && !strings.HasPrefix(rel[0], "_") {
+		only = &endpointName{cluster: rel[1], label: rel[0]}
+	}
+	s := loadService(src, rel[n-2], rel[n-3], only)
 	if s == nil {
 		return records{}, false
 	}
