@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -99,6 +100,7 @@ func TestConvergeForeignFieldsOnDerived(t *testing.T) {
 	for _, p := range d.Spec.Ports {
 		ports = append(ports, p.Port)
 	}
+	slices.Sort(ports)
 	if d.Spec.Selector["app"] != "somebody" || !reflect.DeepEqual(ports, []int32{80, 9999}) {
 		t.Errorf("member2: derived Service selector %v ports %v, want the other manager's selector and ports 80 and 9999", d.Spec.Selector, ports)
 	}
