@@ -77,31 +77,43 @@ func TestReproducible(t *testing.T) {
 	}
 }
 
-// extract unpacks the archive as skopeo's oci-archive: does, into a directory read as a layout.
-func extract(t *testing.T, archive []byte) string {
+// eachEntry calls fn with every entry of a tar and its contents.
+func eachEntry(t *testing.T, r io.Reader, fn func(h *tar.Header, data []byte)) {
 	t.Helper()
-	dir := t.TempDir()
-	tr := tar.NewReader(bytes.NewReader(archive))
+	tr := tar.NewReader(r)
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return dir
+			return
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if h.Typeflag == tar.TypeDir {
-			if err := os.MkdirAll(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		b, _ := io.ReadAll(tr)
-		if err := os.WriteFile(p, b, 0o644); err != nil {
+		b, err := io.ReadAll(tr)
+		if err != nil {
 			t.Fatal(err)
 		}
+		fn(h, b)
 	}
+}
+
+// extract unpacks the archive as skopeo's oci-archive: does, into a directory read as a layout.
+func extract(t *testing.T, archive []byte) string {
+	t.Helper()
+	dir := t.TempDir()
+	eachEntry(t, bytes.NewReader(archive), func(h *tar.Header, b []byte) {
+		p := filepath.Join(dir, filepath.FromSlash(h.Name))
+		var err error
+		if h.Typeflag == tar.TypeDir {
+			err = os.MkdirAll(p, 0o755)
+		} else {
+			err = os.WriteFile(p, b, 0o644)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	return dir
 }
 
 func TestArchiveIsOCILayout(t *testing.T) {
@@ -180,16 +192,7 @@ func checkImage(t *testing.T, img v1.Image, p *v1.Platform, bins string) {
 	defer rc.Close()
 	files := map[string]*tar.Header{}
 	contents := map[string]string{}
-	tr := tar.NewReader(rc)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(tr)
+	eachEntry(t, rc, func(h *tar.Header, b []byte) {
 		files[h.Name], contents[h.Name] = h, string(b)
 		if !h.ModTime.Equal(created) {
 			t.Errorf("%s: %s modified %v, want %v", p, h.Name, h.ModTime, created)
@@ -198,7 +201,7 @@ func checkImage(t *testing.T, img v1.Image, p *v1.Platform, bins string) {
 		if owner := [2]int{h.Uid, h.Gid}; owner != [2]int{0, 0} && (h.Name != "home/nonroot/" || owner != [2]int{65532, 65532}) {
 			t.Errorf("%s: %s owned by %d:%d", p, h.Name, h.Uid, h.Gid)
 		}
-	}
+	})
 	bin, _ := os.ReadFile(filepath.Join(bins, p.OS+"_"+p.Architecture, binName))
 	if h := files[binName]; h == nil || h.Mode != 0o755 || h.Typeflag != tar.TypeReg || contents[binName] != string(bin) {
 		t.Errorf("%s: /kubectl-mcs %+v, content %q", p, h, contents[binName])
@@ -276,28 +279,17 @@ func TestRefused(t *testing.T) {
 // The archive's own entries: fixed times, nothing but the layout.
 func TestArchiveEntries(t *testing.T) {
 	_, archive := makeImage(t, fakeBins(t, ""), "1700000000")
-	tr := tar.NewReader(bytes.NewReader(archive))
 	var names []string
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	eachEntry(t, bytes.NewReader(archive), func(h *tar.Header, b []byte) {
 		if h.ModTime.Unix() != 1700000000 {
 			t.Errorf("%s: modified %v", h.Name, h.ModTime)
 		}
-		if h.Name == "oci-layout" {
-			var l struct{ ImageLayoutVersion string }
-			b, _ := io.ReadAll(tr)
-			if json.Unmarshal(b, &l) != nil || l.ImageLayoutVersion != "1.0.0" {
-				t.Errorf("oci-layout %s", b)
-			}
+		var l struct{ ImageLayoutVersion string }
+		if h.Name == "oci-layout" && (json.Unmarshal(b, &l) != nil || l.ImageLayoutVersion != "1.0.0") {
+			t.Errorf("oci-layout %s", b)
 		}
 		names = append(names, h.Name)
-	}
+	})
 	// One index, two manifests, two configs, two layers.
 	if len(names) != 4+7 || names[0] != "oci-layout" || names[1] != "index.json" {
 		t.Errorf("entries %v", names)
