@@ -40,6 +40,8 @@ KARMADA_TESTBED_DIR ?= $(CACHE)/testbed-karmada
 # make bench-karmada: sync --watch against Karmada's MultiClusterService controllers, member1 and
 # member2 joined to a real control plane, on a test bed of its own.
 BENCH_KARMADA_TESTBED_DIR ?= $(CACHE)/testbed-bench-karmada
+# make bench-dns: kubectl mcs dns-server under load beside CoreDNS, one member of its own.
+BENCH_DNS_TESTBED_DIR ?= $(CACHE)/testbed-bench-dns
 # make conformance: the official KEP-1645 conformance suite, built from the mcs-api sources kept
 # outside the repository (MCS_API/conformance), on a test bed of its own; its report goes to
 # CONFORMANCE_REPORT_DIR. Without the sources: one line, and success.
@@ -60,7 +62,7 @@ IMAGE_BUILD    = SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/image -ref
   -revision $(REVISION) -platforms "$$(echo $(filter linux/%,$(PLATFORMS)) | tr ' ' ,)" -bin-dir dist/bin -o $(IMAGE_ARCHIVE)
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist image test test-unit test-krew test-image test-e2e test-traffic test-karmada conformance bench bench-first-packet bench-karmada bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist image test test-unit test-krew test-image test-e2e test-traffic test-karmada conformance bench bench-first-packet bench-karmada bench-dns bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
 
 # kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
@@ -195,6 +197,7 @@ bench: build testbed-build
 	  env BENCH_SERVICES=$(BENCH_SERVICES) go run ./bench -kubeconfig $(BENCH_TESTBED_DIR)/kubeconfig -binary $(BIN)
 	$(MAKE) --no-print-directory bench-first-packet
 	$(MAKE) --no-print-directory bench-karmada
+	$(MAKE) --no-print-directory bench-dns
 
 # Time to first packet (part of bench), on member1 and member2 with real nodes: from expose, from a
 # new provider pod's Ready, and from a pod's deletion, against a plain local Service in the same run.
@@ -214,6 +217,14 @@ bench-karmada: build testbed-build
 	  echo "bench-karmada: skipped: no Karmada sources at $(KARMADA_SOURCES) (set KARMADA_SOURCES)"; exit 0; fi; \
 	bash test/testbed/with-bed.sh --karmada $(BENCH_KARMADA_TESTBED_DIR) KARMADA_SOURCES=$(KARMADA_SOURCES) member1 member2 -- \
 	  go run ./bench -karmada -kubeconfig $(BENCH_KARMADA_TESTBED_DIR)/kubeconfig -binary $(BIN)
+
+# The DNS server under load (part of bench): kubectl mcs dns-server at 1,000 imports and a Headless
+# import of 5,000 endpoints, and the bed's CoreDNS answering cluster.local from the same member's
+# Services (the floor), loaded in turn by the same UDP workers; bench/out/dns.json and the "The DNS
+# server" section of BENCHMARKS.md.
+bench-dns: build testbed-build
+	bash test/testbed/with-bed.sh $(BENCH_DNS_TESTBED_DIR) member1 -- \
+	  go run ./bench -dns -contexts member1 -kubeconfig $(BENCH_DNS_TESTBED_DIR)/kubeconfig -binary $(BIN)
 
 # Not a test either: the benchmark at 1,000-10,000 services on 5 clusters (BENCH_SCALE_RUNS, see
 # bench/scale.sh), each run on a fresh test bed of its own; figures in bench/out/scale/ and the curve

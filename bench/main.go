@@ -146,7 +146,21 @@ func main() {
 	karmadaRender := flag.String("karmada-render", "", "with -karmada: only draw the CDF and rewrite the section of -markdown from this karmada.json")
 	churnRate := flag.Int("karmada-churn", envInt("BENCH_KARMADA_CHURN", 10), "with -karmada: provider-slice changes a second on each path under churn (BENCH_KARMADA_CHURN)")
 	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
+	dnsMode := flag.Bool("dns", false, "kubectl mcs dns-server under load beside CoreDNS, on the first of -contexts, instead")
+	dc := dnsConfig{}
+	flag.IntVar(&dc.imports, "dns-imports", envInt("BENCH_DNS_IMPORTS", 1000), "with -dns: ClusterSetIP imports (BENCH_DNS_IMPORTS)")
+	flag.IntVar(&dc.endpoints, "dns-endpoints", envInt("BENCH_DNS_ENDPOINTS", 5000), "with -dns: endpoints of the Headless import (BENCH_DNS_ENDPOINTS)")
+	flag.IntVar(&dc.workers, "dns-workers", 4, "with -dns: concurrent clients, each waiting for its answer")
+	flag.IntVar(&dc.rounds, "dns-rounds", 3, "with -dns: rounds, each loading every configuration on both servers")
+	flag.DurationVar(&dc.duration, "dns-duration", 5*time.Second, "with -dns: each server's load per configuration and round")
 	flag.Parse()
+	if *dnsMode {
+		c.contexts = strings.Split(*contexts, ",")[:1]
+		if err := benchDNS(context.Background(), c, dc); err != nil {
+			fail(err)
+		}
+		return
+	}
 	if *floorChild {
 		if err := holdInformers(c.kubeconfig, strings.Split(*contexts, ",")); err != nil {
 			fail(err)
