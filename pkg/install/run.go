@@ -31,6 +31,8 @@ type Options struct {
 	// about those given; both decided by Validate (Servers).
 	servers  map[string]string
 	warnings []string
+	// absent are the namespaces found missing under --dry-run=server, by "cluster/namespace".
+	absent map[string]bool
 }
 
 // Validate checks the flags.

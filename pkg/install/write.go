@@ -94,7 +94,10 @@ func (o *Options) apply(ctx context.Context, items []apply.Item) ([]printers.Wri
 		return o.Write.ApplyEach(ctx, o.Out, items)
 	}
 	var out []printers.Written
-	absent := map[string]bool{} // cluster/namespace, once looked up
+	if o.absent == nil {
+		o.absent = map[string]bool{}
+	}
+	absent := o.absent
 	for _, it := range items {
 		w := o.Write
 		if ns := it.Object.GetNamespace(); ns != "" {

@@ -164,10 +164,18 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 	unchanged(t, before, "sync --print-manifests with member3's token gone")
 }
 
+// kindsOf are the objects' kinds, a List's items in its place.
 func kindsOf(objs []*unstructured.Unstructured) []string {
-	out := make([]string, len(objs))
-	for i, o := range objs {
-		out[i] = o.GetKind()
+	var out []string
+	for _, o := range objs {
+		if o.IsList() {
+			_ = o.EachListItem(func(i runtime.Object) error {
+				out = append(out, i.GetObjectKind().GroupVersionKind().Kind)
+				return nil
+			})
+			continue
+		}
+		out = append(out, o.GetKind())
 	}
 	return out
 }
