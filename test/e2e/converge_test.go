@@ -83,7 +83,8 @@ spec:
 func TestConvergeForeignFieldsOnDerived(t *testing.T) {
 	ns := namespace(t, "e2e-foreign", "member1", "member2")
 	deployment(t, "member1", ns, "serve", 1)
-	service(t, "member1", ns, "serve")
+	// A named port: a Service of several ports must name them all.
+	service(t, "member1", ns, "serve", func(s *corev1.Service) { s.Spec.Ports[0].Name = "http" })
 	userExport(t, "member1", ns, "serve")
 	mustMCS(t, "sync", "-n", ns, "--contexts", "member1,member2")
 
