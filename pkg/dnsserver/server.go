@@ -33,6 +33,9 @@ type Config struct {
 	// HealthAddr serves /healthz and /readyz (ready: caches synced); "" or "0": not served.
 	HealthAddr string
 	Zone       dnszone.Config
+	// Drain is how long the server goes on answering, not ready, once ctx ends: the Service's
+	// other replicas take the new queries before this one stops (CoreDNS's lameduck).
+	Drain time.Duration
 }
 
 // Server answers the zone for one member.
@@ -41,6 +44,8 @@ type Server struct {
 	member *clusterset.Connection
 	// source is set once the caches have synced; nil until then (SERVFAIL).
 	source atomic.Pointer[caches]
+	// draining is set once ctx ended: /readyz fails while the answers go on.
+	draining atomic.Bool
 
 	tcp    net.Listener
 	udp    net.PacketConn
@@ -110,10 +115,21 @@ func (s *Server) Run(ctx context.Context) error {
 	klog.V(2).InfoS("caches synced; answering", "cluster", s.member.ID, "zone", s.cfg.Zone.Domain, "listen", s.Addr(), "holding", c.String())
 	select {
 	case <-ctx.Done():
+		s.drain()
 		return nil
 	case err := <-errc:
 		return err
 	}
+}
+
+// drain answers from the caches as they were for Drain, not ready meanwhile.
+func (s *Server) drain() {
+	if s.cfg.Drain <= 0 {
+		return
+	}
+	s.draining.Store(true)
+	klog.InfoS("draining: answering, not ready", "cluster", s.member.ID, "for", s.cfg.Drain)
+	time.Sleep(s.cfg.Drain)
 }
 
 // serve starts the DNS servers and the health server; the returned func stops them.
@@ -135,6 +151,10 @@ func (s *Server) serve(errc chan<- error) (stop func()) {
 		mux := http.NewServeMux()
 		mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 		mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+			if s.draining.Load() {
+				http.Error(w, "draining", http.StatusServiceUnavailable)
+				return
+			}
 			if s.source.Load() == nil {
 				http.Error(w, "caches not synced", http.StatusServiceUnavailable)
 				return

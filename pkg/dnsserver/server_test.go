@@ -87,7 +87,14 @@ func member(t *testing.T, version string, discoveryFails *atomic.Bool, objs ...r
 
 func start(t *testing.T, m *clusterset.Connection) (*Server, <-chan error) {
 	t.Helper()
-	s := New(m, Config{Listen: "127.0.0.1:0", HealthAddr: "127.0.0.1:0", Zone: dnszone.Config{Domain: "clusterset.local"}})
+	s, done, _ := startDraining(t, m, 0)
+	return s, done
+}
+
+// startDraining starts a server that drains for drain once stopped (the returned func).
+func startDraining(t *testing.T, m *clusterset.Connection, drain time.Duration) (*Server, <-chan error, context.CancelFunc) {
+	t.Helper()
+	s := New(m, Config{Listen: "127.0.0.1:0", HealthAddr: "127.0.0.1:0", Zone: dnszone.Config{Domain: "clusterset.local"}, Drain: drain})
 	if err := s.Listen(); err != nil {
 		t.Fatal(err)
 	}
@@ -101,7 +108,7 @@ func start(t *testing.T, m *clusterset.Connection) (*Server, <-chan error) {
 		cancel()
 		<-finished
 	})
-	return s, done
+	return s, done, cancel
 }
 
 func query(t *testing.T, addr, net, name string, qtype uint16) *dns.Msg {
@@ -229,5 +236,35 @@ func TestQuietByDefault(t *testing.T) {
 	}
 	if got := logged(); got != "" {
 		t.Errorf("at the default verbosity, the DNS server logs:\n%s", got)
+	}
+}
+
+// Once told to stop, the server is not ready but answers for its drain time, so that the
+// Service's other replica takes the new queries first; then it stops answering.
+func TestDrainsBeforeStopping(t *testing.T) {
+	m, _ := member(t, mcsapi.V1alpha1, nil, serviceImport(mcsapi.V1alpha1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
+	drain := 2 * time.Second
+	s, done, stop := startDraining(t, m, drain)
+	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")
+	stop()
+	stopped := time.Now()
+	for deadline := stopped.Add(drain / 2); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if got := summary(query(t, s.Addr(), "udp", "serve.demo.svc.clusterset.local.", dns.TypeA)); got != "NOERROR 10.96.0.10" {
+			t.Fatalf("while draining: %q, want the answer", got)
+		}
+		if code := readyz(t, s); code != http.StatusServiceUnavailable {
+			t.Fatalf("/readyz while draining = %d, want 503", code)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(stopped); d < drain {
+		t.Fatalf("stopped %s after the interrupt, before the drain time %s", d, drain)
+	}
+	q := new(dns.Msg)
+	q.SetQuestion("serve.demo.svc.clusterset.local.", dns.TypeA)
+	if _, _, err := (&dns.Client{Net: "tcp", Timeout: time.Second}).Exchange(q, s.Addr()); err == nil {
+		t.Fatal("still answering after the drain")
 	}
 }

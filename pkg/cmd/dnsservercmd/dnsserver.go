@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/apimachinery/pkg/util/validation"
@@ -69,6 +70,7 @@ type Options struct {
 	ConfigFlags    *genericclioptions.ConfigFlags
 	Listen         string
 	HealthAddr     string
+	ShutdownDelay  time.Duration
 	Domain         string
 	TTL            uint32
 	PrintManifests bool
@@ -104,6 +106,7 @@ func newCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStr
 	f := cmd.Flags()
 	f.StringVar(&o.Listen, "listen", fmt.Sprintf(":%d", install.DNSServerPort), "HOST:PORT to answer on, UDP and TCP")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "0", "Serve /healthz and /readyz (ready: caches synced) here (0 disables)")
+	f.DurationVar(&o.ShutdownDelay, "shutdown-delay", 5*time.Second, "On SIGTERM, go on answering this long with /readyz failing, so that the Service's other replicas take the new queries before this one stops")
 	f.StringVar(&o.Domain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone (as given to init --dns-domain)")
 	f.Uint32Var(&o.TTL, "ttl", dnszone.DefaultTTL, "TTL in seconds of every answer, negative ones included")
 	f.BoolVar(&o.PrintManifests, "print-manifests", false, "Print what runs the DNS server in a member (Namespace, ServiceAccount, ClusterRole and binding, Deployment, Service "+names.SystemNamespace+"/"+names.DNSServerName+") instead of running it")
@@ -176,7 +179,7 @@ func (o *Options) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s := dnsserver.New(o.member, dnsserver.Config{Listen: o.Listen, HealthAddr: o.HealthAddr,
-		Zone: dnszone.Config{Domain: o.Domain, TTL: o.TTL}})
+		Zone: dnszone.Config{Domain: o.Domain, TTL: o.TTL}, Drain: o.ShutdownDelay})
 	if err := s.Listen(); err != nil {
 		return err
 	}
