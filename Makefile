@@ -28,6 +28,8 @@ SOAK_TESTBED_DIR ?= $(CACHE)/testbed-soak
 # make test-traffic: clusters with real nodes (test/testbed/node.sh) and real packets between them.
 TRAFFIC_TESTBED_DIR ?= $(CACHE)/testbed-traffic
 PACKET_TESTBED_DIR ?= $(CACHE)/testbed-packets
+# make test-production: sync and the DNS server as pods from the image, on real nodes.
+PRODUCTION_TESTBED_DIR ?= $(CACHE)/testbed-production
 BENCH_SERVICES ?= 200
 # Karmada material for the e2e "karmada" stand-in, kept outside the repository: its CRDs, and its
 # sources (charts/karmada/_crds/bases/multicluster/ holds the mcs-api CRDs Karmada bundles). When
@@ -62,7 +64,7 @@ IMAGE_BUILD    = SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/image -ref
   -revision $(REVISION) -platforms "$$(echo $(filter linux/%,$(PLATFORMS)) | tr ' ' ,)" -bin-dir dist/bin -o $(IMAGE_ARCHIVE)
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist image test test-unit test-krew test-image test-e2e test-traffic test-karmada conformance bench bench-first-packet bench-karmada bench-dns bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist image test test-unit test-krew test-image test-e2e test-traffic test-production test-karmada conformance bench bench-first-packet bench-karmada bench-dns bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
 
 # kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
@@ -99,7 +101,7 @@ dist/bin/%:
 	CGO_ENABLED=0 GOOS=$(firstword $(subst _, ,$*)) GOARCH=$(lastword $(subst _, ,$*)) \
 	  go build -trimpath -ldflags '$(LDFLAGS)' -o $@/kubectl-mcs$(if $(filter windows_%,$*),.exe) ./cmd/kubectl-mcs
 
-test: test-unit test-krew test-e2e test-traffic test-karmada test-image conformance
+test: test-unit test-krew test-e2e test-traffic test-production test-karmada test-image conformance
 
 test-unit:
 	go vet ./...
@@ -157,6 +159,33 @@ test-traffic: build testbed-build
 	  || status=$$?; \
 	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
 	  { echo "test-traffic: tearing the real nodes down left the above behind"; status=1; }; \
+	exit $$status
+
+# The production path on real nodes (test/traffic with TRAFFIC_MODE=production): the image of make
+# image, and a rebuild of it with another version string (NEXT_IMAGE, this machine's platform
+# only), loaded into every node's containerd; the DNS server applied in every member from
+# dns-server --print-manifests, init --dns without --dns-server, sync deployed in member1 by
+# kubectl mcs install; no kubectl-mcs process on the host. Then the seed scenario, a headless
+# StatefulSet's per-pod names, and the faults (the leader pod deleted, a DNS server pod deleted,
+# sync rolled to NEXT_IMAGE). Where the machine cannot run real nodes: one line, and success.
+NEXT_VERSION := $(VERSION)-next
+NEXT_IMAGE   := $(IMAGE_REPO):$(NEXT_VERSION)
+NEXT_ARCHIVE := $(CACHE)/images/kubectl-mcs-next.tar
+test-production: build testbed-build
+	@if ! why=$$(bash test/testbed/node.sh check); then echo "test-production: skipped: $$why"; exit 0; fi; \
+	mkdir -p $(dir $(NEXT_ARCHIVE)); \
+	$(MAKE) --no-print-directory image VERSION=$(NEXT_VERSION) PLATFORMS=linux/$$(go env GOARCH) >/dev/null; \
+	mv dist/image/kubectl-mcs.tar $(NEXT_ARCHIVE); \
+	$(MAKE) --no-print-directory image; \
+	status=0; \
+	bash test/testbed/with-bed.sh $(PRODUCTION_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 \
+	  member1 member2 member3 -- env TRAFFIC_MODE=production TRAFFIC_KUBECONFIG=$(PRODUCTION_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) \
+	  TRAFFIC_SYNC_IMAGE=$(IMAGE) TRAFFIC_SYNC_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) TRAFFIC_NEXT_IMAGE=$(NEXT_IMAGE) TRAFFIC_NEXT_ARCHIVE=$(NEXT_ARCHIVE) \
+	  bash -c 'TRAFFIC_IMAGE=$$TOOLBOX_IMAGE go test -count=1 -tags traffic -timeout 30m -v \
+	    -run "^(TestSeedScenario|TestHeadlessStatefulSet|TestProduction.*)$$" ./test/traffic' \
+	  || status=$$?; \
+	TESTBED_DIR=$(PRODUCTION_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
+	  { echo "test-production: tearing the real nodes down left the above behind"; status=1; }; \
 	exit $$status
 
 # The seed scenarios through a real Karmada control plane (karmada-apiserver, -webhook,
