@@ -170,9 +170,10 @@ func TestDNSClusterset(t *testing.T) {
 	}
 
 	// The DNS server as --print-manifests runs it in member1 (kwok runs its pods): init --dns
-	// forwards to its Service's ClusterIP, and diagnose follows the Service's endpoints.
+	// forwards to its Service's ClusterIP once it has a ready endpoint, and diagnose follows the
+	// Service's endpoints.
 	clusterIP := applyDNSServer(t, "member1")
-	mustMCS(t, "init", "--contexts", "member1", "--dns")
+	mustMCS(t, "init", "--contexts", "member1", "--dns", "--dns-wait=90s")
 	if want := "    forward . " + clusterIP + ":53 # service kubectl-mcs-system/kubectl-mcs-dns\n"; !strings.Contains(corefile(t, "member1"), want) {
 		t.Errorf("member1: want %q in\n%s", want, corefile(t, "member1"))
 	}
@@ -350,7 +351,7 @@ func TestDNSRefusesWhatItCannotEdit(t *testing.T) {
 	setCorefile(t, "member2", kubeadmCorefile+"clusterset.local:53 {\n    whoami\n}\n")
 	r := mcs("init", "--contexts", "member1,member2", "--dns", "--dns-server=127.0.0.1:5353")
 	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
-	if r.code != 1 || len(lines) != 1 || !strings.Contains(lines[0], `cluster "member2"`) || !strings.Contains(lines[0], "configmap kube-system/coredns") || !strings.Contains(lines[0], "zone clusterset.local is already served") {
+	if r.code != 1 || len(lines) != 1 || lines[0] != `error: cluster "member2": kube-system/coredns already serves "clusterset.local" (server block "clusterset.local:53"): pick another --dns-domain` {
 		t.Errorf("want one line naming member2 and why, exit 1; got %d:\n%s", r.code, r.stderr)
 	}
 	if corefile(t, "member1") != kubeadmCorefile {
