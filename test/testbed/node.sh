@@ -13,7 +13,10 @@
 #                              for TESTBED_REALNODE)
 #   node.sh down [NAME...]     stop them by recorded PID and remove every mount, namespace, link
 #                              and cgroup they made (default: every node of the bed)
-#   node.sh env                print the images and addresses the tests use
+#   node.sh env                print the images and addresses the tests use, and per node
+#                              APISERVER_NAME=https://HOST:PORT, where pods reach its apiserver
+#   node.sh address            print the host's address on the bed's segment (testbed.sh
+#                              advertises it and names it in a real-node apiserver's certificate)
 #   node.sh leftovers          list any process, mount, namespace, link or cgroup of the bed's
 #                              nodes still there (exit 1 if any): make test-traffic runs it after down
 #
@@ -38,6 +41,11 @@ NETNS="mcs$tag-net" HOSTLINK="mcs${tag}h" HOSTIP="10.250.$seg.1"
 index_of() { local d=${1//[^0-9]/}; echo $((10#${d:-0} % 100)); }
 node_ip() { echo "10.250.$seg.$((100 + $(index_of "$1")))"; }
 pod_cidr() { echo "10.$(( $(index_of "$1") % 200 + 10 )).0.0/16"; }
+apiserver_port() { # the port of cluster $1's apiserver, from the bed's kubeconfig
+  local server
+  server=$(kubectl --kubeconfig "$TESTBED_DIR/$1.kubeconfig" config view --minify --context "$1" -o jsonpath='{.clusters[0].cluster.server}')
+  echo "${server##*:}"
+}
 
 # why prints the reason this machine cannot run real nodes, or nothing.
 why() {
@@ -142,16 +150,17 @@ node_up() {
   ip -n "$ns" link set eth0 up
   ip -n "$ns" route add default via "$HOSTIP"
   ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=1
+  # Pods reach the apiservers at the host's address. The host has no route back to the pod CIDRs
+  # (one would clash with another bed's: their pod CIDRs are the same), so what pods send there
+  # leaves as from the node, as a node's masquerade does for off-cluster addresses in production.
+  # Pod to pod keeps its addresses. The rule goes with the namespace.
+  ip netns exec "$ns" iptables -w -t nat -A POSTROUTING -s "$cidr" -d "$HOSTIP/32" -j MASQUERADE
 
-  # The node's processes reach the apiserver on the segment; the serving certificate names only
-  # the loopback address, so they skip its verification (this is a test bed).
-  local server port
-  server=$(kubectl --kubeconfig "$cfg" config view --minify --context "$name" -o jsonpath='{.clusters[0].cluster.server}')
-  port=${server##*:}
+  # The node's processes reach the apiserver on the segment, verifying its certificate (testbed.sh
+  # names $HOSTIP in it).
   kubectl --kubeconfig "$cfg" config view --flatten --minify --context "$name" >"$d/kubeconfig"
   local cl; cl=$(kubectl --kubeconfig "$d/kubeconfig" config view -o jsonpath='{.clusters[0].name}')
-  kubectl --kubeconfig "$d/kubeconfig" config unset "clusters.$cl.certificate-authority-data" >/dev/null
-  kubectl --kubeconfig "$d/kubeconfig" config set-cluster "$cl" --server "https://$HOSTIP:$port" --insecure-skip-tls-verify=true >/dev/null
+  kubectl --kubeconfig "$d/kubeconfig" config set-cluster "$cl" --server "https://$HOSTIP:$(apiserver_port "$name")" >/dev/null
 
   local c
   for c in $(cgroup_dirs "$name"); do
@@ -350,7 +359,13 @@ case "$cmd" in
     eval "$(bash "$here/../images/build.sh" 2>/dev/null | tr ' ' '\n' | grep -E '^[A-Z_]+=')"
     echo "TOOLBOX_IMAGE=$TOOLBOX_IMAGE"
     echo "DNS_SERVER=$DNS_SERVER_ADDR"
-    for n in "$NODES"/*/; do [ -d "$n" ] && echo "NODE_$(basename "$n")='$(node_ip "$(basename "$n")") $(pod_cidr "$(basename "$n")")'"; done
+    for n in "$NODES"/*/; do
+      [ -d "$n" ] || continue
+      n=$(basename "$n") v=$(echo "$n" | tr -c 'A-Za-z0-9_\n' _) # a name any shell takes
+      echo "NODE_$v='$(node_ip "$n") $(pod_cidr "$n")'"
+      echo "APISERVER_$v=https://$HOSTIP:$(apiserver_port "$n")"
+    done
     ;;
-  *) echo "usage: $0 check|build|up|down|env [NAME...]" >&2; exit 2 ;;
+  address) echo "$HOSTIP" ;;
+  *) echo "usage: $0 check|build|up|down|env|leftovers|address [NAME...]" >&2; exit 2 ;;
 esac

@@ -66,12 +66,26 @@ up_one() {
     range=10.96.0.0/16,fd00:10:96::/112 cidrs="10.$idx.0.0/16,fd00:10:$idx::/64"
   fi
   # A real node replaces kwok; the apiserver reaches its kubelet (exec, logs) by the node's IP.
+  # Pods reach the apiserver at the host's address on the bed's segment (node.sh address): it is
+  # advertised (the kubernetes Service leads there) and, with the Service's first IP, named in the
+  # serving certificate kwokctl signs with the cluster's CA, which pods get as their ca.crt.
+  local want="--service-cluster-ip-range=$range" conf=
   if is_realnode "$name"; then
-    node=(--disable kwok-controller --extra-args kube-apiserver=kubelet-preferred-address-types=InternalIP)
+    local hostip sans; hostip=$(bash "$here/node.sh" address) sans="$hostip, 10.96.0.1"
+    is_dualstack "$name" && sans="$sans, fd00:10:96::1"
+    want="--advertise-address=$hostip"
+    node=(--disable kwok-controller --extra-args kube-apiserver=kubelet-preferred-address-types=InternalIP
+      --extra-args "kube-apiserver=advertise-address=$hostip")
+    conf="$TESTBED_DIR/$name.kwokctl.yaml"
+    printf '%s\n' 'apiVersion: config.kwok.x-k8s.io/v1alpha1' 'kind: KwokctlConfiguration' \
+      "options: {kubeApiserverCertSANs: [$sans]}" >"$conf"
+    node+=(--config "$conf")
   fi
-  # A running cluster is kept only when it has the stack asked for (a Node's pod CIDRs cannot change).
+  # A running cluster is kept only when it has the stack asked for (a Node's pod CIDRs cannot
+  # change) and, with a real node, the address pods use.
   if "$KWOKCTL" get clusters 2>/dev/null | grep -qx "$name" && kubectl --kubeconfig "$cfg" get --raw /readyz >/dev/null 2>&1 &&
-    grep -q -- "--service-cluster-ip-range=$range\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null; then
+    grep -q -- "--service-cluster-ip-range=$range\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null &&
+    grep -q -- "$want\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null; then
     echo "testbed: $name already running" >&2
   else
     # Leftovers of a cluster whose processes are gone (a killed session, a reboot) are cleared
@@ -87,7 +101,8 @@ up_one() {
       --extra-args kube-apiserver=service-cluster-ip-range=$range \
       --extra-args kube-controller-manager=service-cluster-ip-range=$range "${node[@]}" \
       --kubeconfig "$cfg" --wait 60s >"$TESTBED_DIR/$name.log" 2>&1 ||
-      { cat "$TESTBED_DIR/$name.log" >&2; echo "testbed: $name failed to start" >&2; return 1; }
+      { rm -f "$conf"; cat "$TESTBED_DIR/$name.log" >&2; echo "testbed: $name failed to start" >&2; return 1; }
+    rm -f "$conf"
     echo "testbed: $name started$(is_dualstack "$name" && echo ' (dual-stack)')" >&2
     kubectl --kubeconfig "$cfg" config rename-context "kwok-$name" "$name" >/dev/null
   fi

@@ -9,8 +9,9 @@
 # --karmada, karmada.sh up: a real Karmada control plane joined by the clusters, KARMADA_SOURCES
 # among the VAR=VALUE). When the bed started, runs COMMAND with TESTBED_DIR=DIR and, when the bed
 # has real nodes (TESTBED_REALNODE not empty), what node.sh env prints (TOOLBOX_IMAGE,
-# DNS_SERVER) in its environment. Then always tears the bed down (testbed.sh down) and exits with
-# COMMAND's status: up's when the bed did not start, down's when tearing it down failed.
+# DNS_SERVER, APISERVER_NAME per node) in its environment. Then always tears the bed down
+# (testbed.sh down) and exits with COMMAND's status: up's when the bed did not start, down's when
+# tearing it down failed.
 set -uo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -35,7 +36,8 @@ status=0
 env TESTBED_DIR="$dir" "${upenv[@]}" bash "$up" up "${clusters[@]}" || status=$?
 if [ $status -eq 0 ] && [ -n "$realnode" ]; then
   vars=$(TESTBED_DIR="$dir" bash "$here/node.sh" env) || status=$?
-  [ $status -ne 0 ] || { eval "$vars"; export TOOLBOX_IMAGE DNS_SERVER; }
+  # Exported: TOOLBOX_IMAGE, DNS_SERVER, and NODE_NAME and APISERVER_NAME per node.
+  [ $status -ne 0 ] || { set -a; eval "$vars"; set +a; }
 fi
 if [ $status -eq 0 ]; then
   TESTBED_DIR="$dir" "$@" || status=$?
