@@ -64,7 +64,10 @@ type Options struct {
 
 // NewCmdInstall returns the install command.
 func NewCmdInstall(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
-	o := &Options{ConfigFlags: flags, IOStreams: streams}
+	return newCmd(&Options{ConfigFlags: flags, IOStreams: streams})
+}
+
+func newCmd(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "install --contexts=CTX[=ID],... --context=HOST",
 		Short:   "Install sync --watch to run in a cluster (two replicas, least-privilege credentials in every member)",
@@ -81,7 +84,7 @@ func NewCmdInstall(flags *genericclioptions.ConfigFlags, streams genericiooption
 	o.Clusterset.AddFlags(f)
 	apply.AddFlags(cmd, &o.Write)
 	o.Install.AddFlags(f, "")
-	o.Install.AddLeaseFlag(f)
+	o.Install.AddSyncFlags(f)
 	return cmd
 }
 
