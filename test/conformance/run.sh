@@ -63,8 +63,9 @@ images() {
   log "images $(echo $names) loaded into $(ls "$TESTBED_DIR/nodes" | tr '\n' ' ')"
 }
 
+# work and sync_pid are global: the EXIT trap reads them after run returns.
 run() {
-  local cfg="$TESTBED_DIR/kubeconfig" work sync_pid status=0 summary
+  local cfg="$TESTBED_DIR/kubeconfig" status=0 summary
   : "${BINARY:?}" "${SUITE:?}" "${REPORT_DIR:?}" "${DNS_SERVER:?run inside test/testbed/with-bed.sh with real nodes}"
   work=$(mktemp -d)
   images
@@ -74,6 +75,7 @@ run() {
   "$BINARY" --kubeconfig "$cfg" sync --watch --contexts "$CONTEXTS" >"$work/sync.log" 2>&1 &
   sync_pid=$!
   trap 'kill -TERM $sync_pid 2>/dev/null; wait $sync_pid 2>/dev/null; rm -rf "$work"' EXIT
+  trap 'exit 130' INT TERM
 
   log "running $SUITE against $CONTEXTS (about 10 minutes)"
   (cd "$work" && "$SUITE" -kubeconfig "$cfg" -contexts "$CONTEXTS" \
@@ -115,7 +117,7 @@ write_run() {
 
 | | |
 |---|---|
-| result | \`$1\` |
+| result | \`${1//|/\\|}\` |
 | date | $(date -u +%Y-%m-%d) |
 | kubectl-mcs | ${IMPL_VERSION:-unknown} |
 | suite | kubernetes-sigs/mcs-api \`conformance/\` at $(sources_commit) (sources digest $(sources_digest)) |
