@@ -24,6 +24,8 @@ type Flags struct {
 	MemberServers []string
 	// LeaseContext is --leader-elect-context ("": the host when a member, else the first).
 	LeaseContext string
+	// UnreachableTimeout is the deployed sync's --unreachable-timeout (0: keep the endpoints).
+	UnreachableTimeout time.Duration
 }
 
 // AddFlags registers them but --leader-elect-context (AddLeaseFlag); with heads each usage
@@ -37,7 +39,9 @@ func (f *Flags) AddFlags(fs *pflag.FlagSet, with string) {
 	fs.StringSliceVar(&f.MemberServers, "member-server", nil, with+"CTX=URL[,CTX=URL...]: the API server address the sync pods use for member CTX, instead of its kubeconfig's server (repeatable). Default: "+InClusterServer+" for the --context cluster, whose pods reach their own apiserver by the kubernetes Service; the kubeconfig's server for the others, refused when it is a loopback or link-local address")
 }
 
-// AddLeaseFlag registers --leader-elect-context, for a command that has none of its own.
-func (f *Flags) AddLeaseFlag(fs *pflag.FlagSet) {
+// AddSyncFlags registers --leader-elect-context and --unreachable-timeout, for a command that
+// has none of its own (sync has both, and hands them on).
+func (f *Flags) AddSyncFlags(fs *pflag.FlagSet) {
 	fs.StringVar(&f.LeaseContext, "leader-elect-context", "", "Member context holding the Lease, one of --contexts (default: the --context cluster when it is a member, else the first of --contexts)")
+	fs.DurationVar(&f.UnreachableTimeout, "unreachable-timeout", 0, "The deployed sync's --unreachable-timeout: drop an unreachable member's endpoints from the other clusters after this long (0: keep them)")
 }

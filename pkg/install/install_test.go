@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -213,5 +214,19 @@ func TestLeaseMember(t *testing.T) {
 	o.LeaseContext, o.MemberCredentials = "", "admin"
 	if err := o.Validate(); err == nil {
 		t.Error("Validate accepts --member-credentials=admin")
+	}
+}
+
+// The deployed sync keeps an unreachable member's endpoints unless told otherwise, as sync does.
+func TestArgsPassTheUnreachableTimeout(t *testing.T) {
+	c := Config{Namespace: DefaultNamespace, Members: []DeployedMember{{ID: "member1", Lease: true}, {ID: "member2"}}}
+	for _, a := range Args(c) {
+		if strings.HasPrefix(a, "--unreachable-timeout") {
+			t.Fatalf("without a timeout: %q in %v", a, Args(c))
+		}
+	}
+	c.UnreachableTimeout = 90 * time.Second
+	if args := Args(c); args[len(args)-1] != "--unreachable-timeout=1m30s" {
+		t.Fatalf("Args = %v, want --unreachable-timeout=1m30s last", args)
 	}
 }

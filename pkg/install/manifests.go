@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -80,6 +81,8 @@ type Config struct {
 	Members   []DeployedMember // in --contexts order
 	Replicas  int32
 	Memory    Resources // sync's container (Footprint.Memory, or the flags)
+	// UnreachableTimeout is passed on as sync's --unreachable-timeout when set.
+	UnreachableTimeout time.Duration
 }
 
 // LeaseMember is the member that holds the Lease.
@@ -173,12 +176,16 @@ func Args(c Config) []string {
 	for i, m := range c.Members {
 		ids[i] = m.ID
 	}
-	return []string{"sync", "--watch",
+	args := []string{"sync", "--watch",
 		"--contexts=" + strings.Join(ids, ","),
 		"--leader-elect", "--leader-elect-context=" + c.LeaseMember(), "--leader-elect-namespace=" + c.Namespace,
 		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),
 		fmt.Sprintf("--health-probe-bind-address=:%d", HealthPort),
 	}
+	if c.UnreachableTimeout > 0 {
+		args = append(args, "--unreachable-timeout="+c.UnreachableTimeout.String())
+	}
+	return args
 }
 
 // Deployment runs Replicas of sync --watch, one leading at a time, each member read through its

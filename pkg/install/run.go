@@ -110,7 +110,7 @@ func (o *Options) leaseMember() (*clusterset.Connection, error) {
 // Config is the generation's input.
 func (o *Options) Config() Config {
 	lease, _ := o.leaseMember()
-	c := Config{Namespace: DefaultNamespace, Image: o.Image}
+	c := Config{Namespace: DefaultNamespace, Image: o.Image, UnreachableTimeout: o.UnreachableTimeout}
 	for _, m := range o.Members {
 		c.Members = append(c.Members, DeployedMember{ID: m.ID, Lease: m == lease})
 	}

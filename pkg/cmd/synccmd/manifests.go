@@ -33,6 +33,7 @@ func (o *Options) completeInstall(cmd *cobra.Command, loader *clusterset.Loader)
 	}
 	flags := o.Install
 	flags.LeaseContext = o.LeaderContext
+	flags.UnreachableTimeout = o.UnreachableTimeout
 	var err error
 	if o.install, err = install.NewOptions(flags, loader, o.members, o.Write, o.Out, o.ErrOut); err != nil {
 		return err
