@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -281,5 +283,89 @@ func (r *running) expectNoFailure(t *testing.T) {
 	t.Logf("%s: %d runs, %d failed", r.name, runs, failed)
 	if runs < 10 || failed > 0 {
 		t.Fatalf("%s: %d of %d failed (want none of at least 10):\n%s", r.name, failed, runs, tail(res.stderr, 20))
+	}
+}
+
+// member3 stops, its control plane and its node (kubelet and containerd paused, as a hung
+// machine; its pods go on answering), while sync runs in member1: requests from member2 never
+// fail, member3's copies stay for the deployed --unreachable-timeout and go after it, and come
+// back once member3 answers again.
+func TestProductionMemberStopped(t *testing.T) {
+	requireProduction(t)
+	const stopped = "member3"
+	ns := namespace(t, "stopped")
+	echo(t, "member1", ns, "serve", 1, http80, false)
+	echo(t, stopped, ns, "serve", 1, http80, false)
+	client(t, ns)
+	expose(t, ns, "serve", members...)
+	name := clustersetName("serve", ns)
+	request := func() (string, bool) { return get(ns, name, 80) }
+	eventually(t, 90*time.Second, "member1 and member3 both answer", func() (bool, string) {
+		a := answeredBy(10, request)
+		return a.seen["member1"] > 0 && a.seen[stopped] > 0 && a.seen[""] == 0, a.String()
+	})
+	copies := "multicluster.kubernetes.io/service-name=serve,multicluster.kubernetes.io/source-cluster=" + stopped
+
+	requests := loop(t, ns, "requests", fmt.Sprintf("curl -sS --max-time 2 http://%s/", name))
+	stopMember(t, stopped)
+	down := time.Now()
+	time.Sleep(unreachableTimeout / 2)
+	if len(readyAddresses(t, consumer, ns, copies)) == 0 {
+		t.Fatalf("%s's copies left %s %s after it stopped, before --unreachable-timeout (%s)", stopped, consumer, time.Since(down), unreachableTimeout)
+	}
+	eventually(t, unreachableTimeout+60*time.Second, stopped+"'s copies dropped from "+consumer+" after --unreachable-timeout", func() (bool, string) {
+		a := readyAddresses(t, consumer, ns, copies)
+		return len(a) == 0, fmt.Sprint(a)
+	})
+	if d := time.Since(down); d < unreachableTimeout {
+		t.Fatalf("%s's copies dropped %s after it stopped, before --unreachable-timeout (%s)", stopped, d, unreachableTimeout)
+	}
+	t.Logf("%s's copies dropped %.1f s after it stopped (--unreachable-timeout %s)", stopped, time.Since(down).Seconds(), unreachableTimeout)
+	if a := answeredBy(10, request); a.seen["member1"] != 10 {
+		t.Fatalf("with %s dropped, answers %s, want all from member1", stopped, a)
+	}
+	startMember(t, stopped)
+	eventually(t, 2*time.Minute, stopped+"'s copies back in "+consumer, func() (bool, string) {
+		return len(readyAddresses(t, consumer, ns, copies)) > 0, "none"
+	})
+	requests.expectNoFailure(t)
+}
+
+// stopMember stops a member's control plane and pauses its node's kubelet and containerd; the
+// member is started again when the test ends, whatever happens.
+func stopMember(t *testing.T, c string) {
+	t.Helper()
+	signalNode(t, c, syscall.SIGSTOP)
+	resumed := false
+	t.Cleanup(func() {
+		if !resumed {
+			signalNode(t, c, syscall.SIGCONT)
+			run(nil, "bash", testbedScript("testbed.sh"), "start", c)
+		}
+	})
+	must(t, run(nil, "bash", testbedScript("testbed.sh"), "stop", c), "stop "+c)
+	startMember = func(t *testing.T, c string) {
+		t.Helper()
+		resumed = true
+		signalNode(t, c, syscall.SIGCONT)
+		must(t, run(nil, "bash", testbedScript("testbed.sh"), "start", c), "start "+c)
+	}
+}
+
+// startMember undoes the last stopMember.
+var startMember func(t *testing.T, c string)
+
+// signalNode signals the kubelet and containerd of c's node, by the PIDs the bed recorded.
+func signalNode(t *testing.T, c string, sig syscall.Signal) {
+	t.Helper()
+	for _, p := range []string{"kubelet", "containerd"} {
+		b, err := os.ReadFile(filepath.Join(testbedDir, "nodes", c, "pids", p))
+		if err != nil {
+			t.Fatalf("%s: the %s PID: %v", c, p, err)
+		}
+		var pid int
+		if _, err := fmt.Sscan(string(b), &pid); err != nil || syscall.Kill(pid, sig) != nil {
+			t.Fatalf("%s: signal %v to %s (%q): %v", c, sig, p, b, err)
+		}
 	}
 }

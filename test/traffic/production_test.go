@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 const (
@@ -35,6 +36,9 @@ var (
 	nextArchive = os.Getenv("TRAFFIC_NEXT_ARCHIVE")
 	testbedDir  = os.Getenv("TESTBED_DIR")
 )
+
+// unreachableTimeout is the deployed sync's: how long a stopped member's endpoints stay.
+const unreachableTimeout = 20 * time.Second
 
 // deployProduction installs everything as an operator would, from the docs, and checks that no
 // kubectl-mcs process runs on the host afterwards.
@@ -90,7 +94,8 @@ func deployProduction() error {
 // host's pods reach every other member at the address the bed gives its apiserver on the nodes'
 // segment.
 func install(image string) result {
-	args := []string{"install", "--context", host, "--contexts", strings.Join(members, ","), "--image", image}
+	args := []string{"install", "--context", host, "--contexts", strings.Join(members, ","), "--image", image,
+		"--unreachable-timeout", unreachableTimeout.String()}
 	for c, url := range apiservers() {
 		if c != host {
 			args = append(args, "--member-server", c+"="+url)
@@ -101,7 +106,7 @@ func install(image string) result {
 
 // apiservers reads, from node.sh env, the address pods use for each member's apiserver.
 func apiservers() map[string]string {
-	out, err := exec.Command("bash", "test/testbed/node.sh", "env").Output()
+	out, err := exec.Command("bash", testbedScript("node.sh"), "env").Output()
 	if err != nil {
 		return nil
 	}
@@ -115,6 +120,9 @@ func apiservers() map[string]string {
 	}
 	return urls
 }
+
+// testbedScript is a script of test/testbed (tests run in their package's directory).
+func testbedScript(name string) string { return filepath.Join("..", "testbed", name) }
 
 // importImage loads an image archive into a node's containerd, where the kubelet finds it.
 func importImage(c, archive string) error {
