@@ -241,8 +241,12 @@ func unchanged(t *testing.T, before, after map[string]string) {
 // counts the runs and the failures ($n is the run's number, for names that must not be cached).
 type running struct {
 	ns, name string
+	started  time.Time
 	done     chan result
 }
+
+// minLoop is how long a loop runs at least, so that a fault over quickly still meets enough runs.
+const minLoop = 8 * time.Second
 
 func loop(t *testing.T, ns, name, command string) *running {
 	t.Helper()
@@ -252,7 +256,7 @@ while [ ! -e /tmp/stop-%[1]s ]; do
   n=$((n+1)); sleep 0.2
 done
 echo "$n $f"`, name, command)
-	r := &running{ns: ns, name: name, done: make(chan result, 1)}
+	r := &running{ns: ns, name: name, started: time.Now(), done: make(chan result, 1)}
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
@@ -274,6 +278,7 @@ echo "$n $f"`, name, command)
 // expectNoFailure stops the loop and fails the test if any run failed (or the loop did not run).
 func (r *running) expectNoFailure(t *testing.T) {
 	t.Helper()
+	time.Sleep(time.Until(r.started.Add(minLoop)))
 	must(t, kubectl(nil, consumer, "-n", r.ns, "exec", "client", "--", "touch", "/tmp/stop-"+r.name), "stop the "+r.name+" loop")
 	res := <-r.done
 	var runs, failed int
