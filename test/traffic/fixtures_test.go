@@ -4,6 +4,8 @@ package traffic
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -223,4 +225,33 @@ func unexpose(t *testing.T, ns, name string, contexts ...string) {
 
 func clustersetName(name, ns string) string {
 	return fmt.Sprintf("%s.%s.svc.clusterset.local", name, ns)
+}
+
+// quickStartRequest runs the README quick start's last commands as written (those of member2 in
+// demo), the image aside, and returns what the last one printed.
+func quickStartRequest(t *testing.T) string {
+	t.Helper()
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, quick, _ := strings.Cut(string(readme), "## Quick start")
+	quick, _, _ = strings.Cut(quick, "\n## ")
+	var out result
+	n := 0
+	for _, line := range strings.Split(quick, "\n") {
+		if !strings.HasPrefix(line, "kubectl --context member2 -n demo ") {
+			continue
+		}
+		line = strings.ReplaceAll(line, "--image=curlimages/curl", "--image="+image)
+		out = run(nil, "bash", "-c", "KUBECONFIG="+kubeconfig+" "+line)
+		if out.code != 0 {
+			t.Fatalf("README quick start: %s: exit %d: %s%s", line, out.code, out.stdout, out.stderr)
+		}
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("README quick start: %d commands of member2 in demo found, want the request and what prints it", n)
+	}
+	return strings.TrimSpace(out.stdout)
 }

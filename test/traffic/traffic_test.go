@@ -46,6 +46,9 @@ func TestSeedScenario(t *testing.T) {
 	if status != "NOERROR" || len(answers) != 1 || !strings.HasSuffix(answers[0], "80 "+name+".") {
 		t.Fatalf("_http._tcp.%s SRV: %s %v, want one record on port 80 for %s", name, status, answers, name)
 	}
+	if a := quickStartRequest(t); clusterOf(a) != "member1" {
+		t.Fatalf("the README quick start's last command printed %q, want member1's answer", a)
+	}
 
 	scale(t, "member1", ns, "serve", 0)
 	eventually(t, 60*time.Second, "requests fail while member1 has no pod", func() (bool, string) {
