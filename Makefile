@@ -176,7 +176,7 @@ test-production: build testbed-build
 	mkdir -p $(dir $(NEXT_ARCHIVE)); \
 	$(MAKE) --no-print-directory image VERSION=$(NEXT_VERSION) PLATFORMS=linux/$$(go env GOARCH) >/dev/null; \
 	mv dist/image/kubectl-mcs.tar $(NEXT_ARCHIVE); \
-	$(MAKE) --no-print-directory image; \
+	$(MAKE) --no-print-directory image VERSION=$(VERSION); \
 	status=0; \
 	bash test/testbed/with-bed.sh $(PRODUCTION_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 \
 	  member1 member2 member3 -- env TRAFFIC_MODE=production TRAFFIC_KUBECONFIG=$(PRODUCTION_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) \
