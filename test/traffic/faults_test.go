@@ -37,12 +37,7 @@ func requireProduction(t *testing.T) {
 // calling the service meanwhile sees no failed request, and nothing sync wrote is replaced.
 func TestProductionLeaderTakeover(t *testing.T) {
 	requireProduction(t)
-	ns := namespace(t, "takeover")
-	echo(t, "member1", ns, "serve", 1, http80, false)
-	client(t, ns)
-	expose(t, ns, "serve", members...)
-	name := clustersetName("serve", ns)
-	answered(t, ns, name, "member1")
+	ns, name := served(t, "takeover", "member1")
 	uids := managedUIDs(t, ns)
 	before := readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve")
 
@@ -68,12 +63,7 @@ func TestProductionLeaderTakeover(t *testing.T) {
 // and of names it may not (NXDOMAIN is not cached), never fail while the other replica answers.
 func TestProductionDNSServerPodDeleted(t *testing.T) {
 	requireProduction(t)
-	ns := namespace(t, "dnspod")
-	echo(t, "member1", ns, "serve", 1, http80, false)
-	client(t, ns)
-	expose(t, ns, "serve", members...)
-	name := clustersetName("serve", ns)
-	answered(t, ns, name, "member1")
+	ns, name := served(t, "dnspod", "member1")
 
 	lookups := loop(t, ns, "lookups", fmt.Sprintf(
 		`dig +time=2 +tries=1 %s A | grep -q 'status: NOERROR' && dig +time=2 +tries=1 nosuch-$n.%s.svc.clusterset.local A | grep -q 'status: NXDOMAIN'`, name, ns))
@@ -96,16 +86,7 @@ func TestProductionRollingUpgrade(t *testing.T) {
 	if nextImage == "" {
 		t.Skip("TRAFFIC_NEXT_IMAGE is not set: no second image to roll to")
 	}
-	ns := namespace(t, "roll")
-	echo(t, "member1", ns, "serve", 1, http80, false)
-	echo(t, "member3", ns, "serve", 1, http80, false)
-	client(t, ns)
-	expose(t, ns, "serve", members...)
-	name := clustersetName("serve", ns)
-	eventually(t, 90*time.Second, "member1 and member3 both answer", func() (bool, string) {
-		a := answeredBy(10, func() (string, bool) { return get(ns, name, 80) })
-		return a.seen["member1"] > 0 && a.seen["member3"] > 0 && a.seen[""] == 0, a.String()
-	})
+	ns, name := served(t, "roll", "member1", "member3")
 	uids := managedUIDs(t, ns)
 	before := readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve")
 
@@ -123,13 +104,28 @@ func TestProductionRollingUpgrade(t *testing.T) {
 	unchanged(t, uids, managedUIDs(t, ns))
 }
 
-// answered waits until a request from the client pod to host is answered by cluster.
-func answered(t *testing.T, ns, host, cluster string) {
+// served runs serve (one echo pod) in each of the clusters from, exports it, starts the client
+// pod and waits until requests to the clusterset name are answered by every one of them; it
+// returns the namespace and that name.
+func served(t *testing.T, prefix string, from ...string) (ns, name string) {
 	t.Helper()
-	eventually(t, 90*time.Second, "a request from "+consumer+" to "+host+" answered by "+cluster, func() (bool, string) {
-		a, ok := get(ns, host, 80)
-		return ok && clusterOf(a) == cluster, a
+	ns = namespace(t, prefix)
+	for _, c := range from {
+		echo(t, c, ns, "serve", 1, http80, false)
+	}
+	client(t, ns)
+	expose(t, ns, "serve", members...)
+	name = clustersetName("serve", ns)
+	eventually(t, 90*time.Second, fmt.Sprint("requests from ", consumer, " to ", name, " answered by ", from), func() (bool, string) {
+		a := answeredBy(5*len(from), func() (string, bool) { return get(ns, name, 80) })
+		for _, c := range from {
+			if a.seen[c] == 0 {
+				return false, a.String()
+			}
+		}
+		return a.seen[""] == 0, a.String()
 	})
+	return ns, name
 }
 
 // leaderPod is the sync pod holding the Lease in the host.
@@ -298,17 +294,8 @@ func (r *running) expectNoFailure(t *testing.T) {
 func TestProductionMemberStopped(t *testing.T) {
 	requireProduction(t)
 	const stopped = "member3"
-	ns := namespace(t, "stopped")
-	echo(t, "member1", ns, "serve", 1, http80, false)
-	echo(t, stopped, ns, "serve", 1, http80, false)
-	client(t, ns)
-	expose(t, ns, "serve", members...)
-	name := clustersetName("serve", ns)
+	ns, name := served(t, "stopped", "member1", stopped)
 	request := func() (string, bool) { return get(ns, name, 80) }
-	eventually(t, 90*time.Second, "member1 and member3 both answer", func() (bool, string) {
-		a := answeredBy(10, request)
-		return a.seen["member1"] > 0 && a.seen[stopped] > 0 && a.seen[""] == 0, a.String()
-	})
 	copies := "multicluster.kubernetes.io/service-name=serve,multicluster.kubernetes.io/source-cluster=" + stopped
 
 	requests := loop(t, ns, "requests", fmt.Sprintf("curl -sS --max-time 2 http://%s/", name))
