@@ -93,11 +93,11 @@ func TestProductionRollingUpgrade(t *testing.T) {
 	requests := loop(t, ns, "requests", fmt.Sprintf("curl -sS --max-time 2 http://%s/", name))
 	must(t, install(nextImage), "kubectl mcs install --image "+nextImage)
 	must(t, kubectl(nil, host, "-n", systemNS, "rollout", "status", "deployment/"+syncName, "--timeout=180s"), "sync's rollout")
-	images := must(t, kubectl(nil, host, "-n", systemNS, "get", "pods", "-l", "app.kubernetes.io/name="+syncName,
-		"-o", "jsonpath={.items[*].spec.containers[0].image}"), "sync pods").stdout
-	if strings.Count(images, nextImage) != 2 || strings.Contains(images, syncImage+" ") {
-		t.Fatalf("sync pods run %q after the roll, want two of %s", images, nextImage)
-	}
+	eventually(t, 90*time.Second, "the old sync pods gone, two of "+nextImage+" left", func() (bool, string) {
+		images := strings.Fields(must(t, kubectl(nil, host, "-n", systemNS, "get", "pods", "-l", "app.kubernetes.io/name="+syncName,
+			"-o", "jsonpath={.items[*].spec.containers[0].image}"), "sync pods").stdout)
+		return len(images) == 2 && images[0] == nextImage && images[1] == nextImage, fmt.Sprint(images)
+	})
 	must(t, kubectl(nil, "member1", "-n", ns, "scale", "deployment/serve", "--replicas=2"), "scale serve")
 	propagation(t, ns, before)
 	requests.expectNoFailure(t)
