@@ -1,0 +1,91 @@
+package installcmd
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+	"k8s.io/cli-runtime/pkg/genericiooptions"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+)
+
+// members serves two members on loopback: ready, nothing else found, and every request that is
+// not a read remembered.
+func members(t *testing.T) (kubeconfig string, writes func() []string) {
+	t.Helper()
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet {
+			mu.Lock()
+			seen = append(seen, r.Method+" "+r.URL.Path)
+			mu.Unlock()
+		}
+		if r.URL.Path == "/readyz" {
+			_, _ = w.Write([]byte("ok"))
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	var b strings.Builder
+	b.WriteString("apiVersion: v1\nkind: Config\ncurrent-context: member1\nusers:\n- name: u\n  user: {token: t}\nclusters:\n")
+	for _, c := range []string{"member1", "member2"} {
+		fmt.Fprintf(&b, "- name: %s\n  cluster: {server: %q}\n", c, srv.URL)
+	}
+	b.WriteString("contexts:\n")
+	for _, c := range []string{"member1", "member2"} {
+		fmt.Fprintf(&b, "- name: %s\n  context: {cluster: %s, user: u}\n", c, c)
+	}
+	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	if err := os.WriteFile(kubeconfig, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return kubeconfig, func() []string { mu.Lock(); defer mu.Unlock(); return append([]string(nil), seen...) }
+}
+
+// validate runs install's Complete and Validate, as the command does before any write.
+func validate(t *testing.T, kubeconfig string, args ...string) error {
+	t.Helper()
+	t.Setenv(clusterset.EnvContexts, "")
+	flags := genericclioptions.NewConfigFlags(true)
+	flags.KubeConfig = &kubeconfig
+	flags.Context = new("member1")
+	var out bytes.Buffer
+	o := &Options{ConfigFlags: flags, IOStreams: genericiooptions.IOStreams{In: &bytes.Buffer{}, Out: &out, ErrOut: &out}}
+	cmd := newCmd(o)
+	cmd.SetContext(t.Context())
+	if err := cmd.ParseFlags(append([]string{"--contexts=member1,member2", "--image=img:1"}, args...)); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Complete(cmd); err != nil {
+		t.Fatal(err)
+	}
+	return o.Validate()
+}
+
+func TestLoopbackRefusedBeforeAnyWrite(t *testing.T) {
+	kc, writes := members(t)
+	err := validate(t, kc)
+	if err == nil || !strings.Contains(err.Error(), `cluster "member2": its kubeconfig server http://127.0.0.1:`) ||
+		!strings.Contains(err.Error(), `which the sync pods in "member1" cannot reach: pass --member-server=member2=https://ADDRESS:PORT`) {
+		t.Errorf("got %v", err)
+	}
+	if err := validate(t, kc, "--member-server=member2=https://10.0.0.2:6443"); err != nil {
+		t.Errorf("with member2's address: %v", err)
+	}
+	if err := validate(t, kc, "--member-server=member3=https://10.0.0.3:6443", "--member-server=member2=https://10.0.0.2:6443"); err == nil || !strings.Contains(err.Error(), `"member3" is not one of --contexts`) {
+		t.Errorf("a context outside the clusterset: %v", err)
+	}
+	if w := writes(); len(w) != 0 {
+		t.Errorf("written while validating: %v", w)
+	}
+}
