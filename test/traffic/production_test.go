@@ -134,21 +134,29 @@ func importImage(c, archive string) error {
 	return nil
 }
 
-// hostProcesses are the processes running the plugin binary under test outside any container.
+// hostProcesses are the processes running the plugin binary under test outside any container
+// against this bed (its kubeconfig in their arguments or environment: other beds on the machine
+// may run the same binary).
 func hostProcesses() []int {
 	bin, err := filepath.EvalSymlinks(binary)
 	if err != nil {
 		return nil
 	}
 	var pids []int
-	procs, _ := filepath.Glob("/proc/[0-9]*/exe")
+	procs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, p := range procs {
-		if exe, err := os.Readlink(p); err == nil && exe == bin {
-			var pid int
-			fmt.Sscanf(strings.TrimPrefix(p, "/proc/"), "%d", &pid)
-			if pid != os.Getpid() && syscall.Kill(pid, 0) == nil {
-				pids = append(pids, pid)
-			}
+		if exe, err := os.Readlink(p + "/exe"); err != nil || exe != bin {
+			continue
+		}
+		cmdline, _ := os.ReadFile(p + "/cmdline")
+		environ, _ := os.ReadFile(p + "/environ")
+		if !strings.Contains(string(cmdline)+string(environ), testbedDir) {
+			continue
+		}
+		var pid int
+		fmt.Sscanf(strings.TrimPrefix(p, "/proc/"), "%d", &pid)
+		if pid != os.Getpid() && syscall.Kill(pid, 0) == nil {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
