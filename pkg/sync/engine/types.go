@@ -97,12 +97,13 @@ type Held struct {
 
 // Conflict is one disagreement between the constituents of an exported service.
 type Conflict struct {
-	Namespace, Service string
-	Reason             string // an mcs-api ServiceExportReason*Conflict value
-	Winner             string // cluster of the oldest constituent export
-	Disagreeing        []string
-	Total              int // number of constituents
-	Message            string
+	Namespace   string   `json:"namespace"`
+	Service     string   `json:"service"`
+	Reason      string   `json:"reason"` // an mcs-api ServiceExportReason*Conflict value
+	Winner      string   `json:"winner"` // cluster of the oldest constituent export
+	Disagreeing []string `json:"disagreeing"`
+	Total       int      `json:"total"` // number of constituents
+	Message     string   `json:"message"`
 }
 
 // Skip is an object the engine would have written but did not because someone else owns it.
