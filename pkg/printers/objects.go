@@ -61,16 +61,22 @@ type Written struct {
 // "CLUSTER: RESOURCE/NAME OPERATION[ -n NAMESPACE]" (kubectl's line, with the cluster: the same
 // object is written in several clusters, and its lines would not tell them apart).
 func (f *OutputFlags) PrintLine(out io.Writer, w Written, operation string) error {
-	name := w.Resource + "/" + w.Object.GetName()
 	if f.Format == "name" {
-		_, err := fmt.Fprintf(out, "%s: %s\n", w.Cluster, name)
-		return err
+		return PrintName(out, w.Cluster, w.Resource, w.Object.GetName())
 	}
+	name := w.Resource + "/" + w.Object.GetName()
 	ns := ""
 	if n := w.Object.GetNamespace(); n != "" {
 		ns = " -n " + n
 	}
 	_, err := fmt.Fprintf(out, "%s: %s %s%s\n", w.Cluster, name, operation, ns)
+	return err
+}
+
+// PrintName writes -o name's line of one object written: "CLUSTER: RESOURCE/NAME" (kubectl's
+// name, headed by the cluster, as the same object is written in several).
+func PrintName(out io.Writer, cluster, resource, name string) error {
+	_, err := fmt.Fprintf(out, "%s: %s/%s\n", cluster, resource, name)
 	return err
 }
 

@@ -21,12 +21,15 @@ const linesPerSecond = 20
 
 // changeLog writes the changes of sync --watch: per sync of a service, one line per object
 // ("TIME CLUSTER KIND NAMESPACE/NAME ACTIONS"), or with JSON one line per write for machines
-// (every write, never summarised).
+// (every write, never summarised), or with -o name one "CLUSTER: RESOURCE/NAME" line per object
+// (never summarised either; the conflicts as warnings on stderr, as kubectl get -w -o name prints
+// names only).
 type changeLog struct {
-	mu   sync.Mutex
-	out  io.Writer
-	json bool
-	now  func() time.Time
+	mu     sync.Mutex
+	out    io.Writer
+	errOut io.Writer
+	format string // "", json or name
+	now    func() time.Time
 
 	second time.Time   // the second the lines are counted in
 	lines  int         // lines written in it
@@ -48,10 +51,14 @@ func (l *changeLog) changes(cs []reconciler.Change) {
 	defer l.mu.Unlock()
 	now := l.now()
 	rows := toChanges(cs)
-	if l.json {
+	switch l.format {
+	case "json":
 		for i := range rows {
 			l.writeJSON(changeLine{Time: now.UTC().Format(timeFormat), ChangeRow: &rows[i]})
 		}
+		return
+	case "name":
+		_ = printNames(l.out, rows)
 		return
 	}
 	if s := now.Truncate(time.Second); !s.Equal(l.second) {
@@ -97,8 +104,12 @@ func (l *changeLog) conflicts(cs []engine.Conflict) {
 	if cs == nil {
 		cs = []engine.Conflict{}
 	}
-	if l.json {
+	switch l.format {
+	case "json":
 		l.writeJSON(changeLine{Time: now, Conflicts: &cs})
+		return
+	case "name":
+		warnConflicts(l.errOut, cs)
 		return
 	}
 	fmt.Fprintf(l.out, "--- conflicts at %s\n", now)

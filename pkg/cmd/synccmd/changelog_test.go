@@ -60,7 +60,7 @@ func TestChangeLogLines(t *testing.T) {
 // With -o json: one line per write and one per change of the conflicts, each a JSON object.
 func TestChangeLogJSON(t *testing.T) {
 	var out bytes.Buffer
-	l := &changeLog{out: &out, json: true, now: func() time.Time { return time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC) }}
+	l := &changeLog{out: &out, format: "json", now: func() time.Time { return time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC) }}
 	l.changes(importChanges("member2", "serve"))
 	l.conflicts([]engine.Conflict{{Namespace: "demo", Service: "web", Reason: "PortConflict", Winner: "member1"}})
 	l.conflicts(nil)

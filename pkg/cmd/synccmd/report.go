@@ -155,6 +155,12 @@ func (o *Options) printReport(rep Report, failed bool) error {
 		fmt.Fprintln(o.Out)
 		fmt.Fprintln(o.Out, strings.TrimSuffix(rep.Summary.Line(), ".")+suffix+".")
 	}
+	o.warn(rep)
+	return nil
+}
+
+// warn writes, on stderr, what the pass left alone and the clusters it could not read.
+func (o *Options) warn(rep Report) {
 	for _, s := range rep.Skipped {
 		fmt.Fprintf(o.ErrOut, "Warning: %s\n", s)
 	}
@@ -166,7 +172,6 @@ func (o *Options) printReport(rep Report, failed bool) error {
 	for _, id := range ids {
 		fmt.Fprintf(o.ErrOut, "Warning: cluster %q not read: %s; what it exported stays imported\n", id, rep.Unreachable[id])
 	}
-	return nil
 }
 
 // PrintConflicts writes the conflicts table (or a line saying there are none).

@@ -78,7 +78,7 @@ var (
 type Options struct {
 	ConfigFlags *genericclioptions.ConfigFlags
 	Clusterset  clusterset.Flags
-	// Write is --dry-run, --field-manager and -o (the plan as yaml or json; default: tables).
+	// Write is --dry-run, --field-manager and -o (the report as yaml or json, or the names of the objects written; default: tables).
 	Write              apply.Flags
 	Watch              bool
 	UnreachableTimeout time.Duration
@@ -104,10 +104,15 @@ type Options struct {
 	genericiooptions.IOStreams
 }
 
+// outputFlags is sync's -o.
+func outputFlags() printers.OutputFlags {
+	return printers.OutputFlags{Formats: []string{"yaml", "json", "name"}, Usage: "Output format: yaml or json, the report of a pass (default: tables); name, one CLUSTER: RESOURCE/NAME line per object written (the conflicts as warnings on stderr); with --watch, json: one line per write and per change of the conflicts, name: one line per object written (default: one line per object written, with the time and the writes)"}
+}
+
 // NewCmdSync returns the sync command.
 func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStreams) *cobra.Command {
 	o := &Options{ConfigFlags: flags, IOStreams: streams}
-	o.Write.Print = printers.OutputFlags{Formats: []string{"yaml", "json"}, Usage: "Output format: yaml or json, the report of a pass (default: tables); with --watch, json: one line per write and per change of the conflicts (default: one line per object written)"}
+	o.Write.Print = outputFlags()
 	cmd := &cobra.Command{
 		Use:     "sync --contexts=CTX[=ID],...",
 		Short:   "Import exported services into every member cluster (once, or with --watch)",
@@ -260,12 +265,19 @@ func (o *Options) Run(ctx context.Context) error {
 	err := r.SyncAll(ctx)
 	report := Report{Changes: toChanges(r.Changes()), Conflicts: r.Conflicts(), Unreachable: r.Unreachable(), Skipped: r.Skips()}
 	report.Summary = summarize(report.Changes, len(report.Conflicts))
-	if o.Write.Print.Format != "" {
-		if perr := printers.Data(o.Out, o.Write.Print.Format, report); perr != nil {
+	switch o.Write.Print.Format {
+	case "name":
+		if perr := printNames(o.Out, report.Changes); perr != nil {
 			return perr
 		}
-	} else {
+		warnConflicts(o.ErrOut, report.Conflicts)
+		o.warn(report)
+	case "":
 		if perr := o.printReport(report, err != nil); perr != nil {
+			return perr
+		}
+	default:
+		if perr := printers.Data(o.Out, o.Write.Print.Format, report); perr != nil {
 			return perr
 		}
 	}
@@ -276,7 +288,7 @@ func (o *Options) watch(ctx context.Context) error {
 	limitHeap(os.Getenv)
 	reg := prometheus.NewRegistry()
 	metrics := reconciler.NewMetrics(reg)
-	log := &changeLog{out: o.Out, json: o.Write.Print.Format == "json", now: time.Now}
+	log := &changeLog{out: o.Out, errOut: o.ErrOut, format: o.Write.Print.Format, now: time.Now}
 	opts := o.reconcilerOptions(metrics)
 	opts.OnChanges = log.changes
 	r := reconciler.New(o.members, opts)
