@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
@@ -22,31 +23,45 @@ import (
 
 // Plan lists the objects expose writes, checked against the clusters: the Service exists (and is
 // not ExternalName) where it is exported, and every object fits the schema its cluster serves.
-// With a selector (or all), every selected Service is checked so before anything is written.
-func (s *Spec) Plan(ctx context.Context) ([]apply.Item, error) {
+// With a selector (or all), every selected Service is checked so before anything is written, and
+// a Service that cannot be exported in a cluster (ExternalName) is skipped there, returned in
+// skipped (*NotExportableError), unless Strict: then it fails the plan, as a named Service does.
+func (s *Spec) Plan(ctx context.Context) (items []apply.Item, skipped []error, err error) {
 	if s.Karmada {
-		return s.planKarmada(ctx)
+		items, err = s.planKarmada(ctx)
+		return items, nil, err
 	}
 	members, ids, err := s.members(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	services := []string{s.Service}
 	if s.Selects() {
 		if services, err = s.selectServices(ctx, members, ids); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	schemas := map[string]memberSchemas{}
-	var items []apply.Item
 	for _, name := range services {
-		its, err := s.planService(ctx, members, ids, name, schemas)
+		its, skips, err := s.planService(ctx, members, ids, name, schemas)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		items = append(items, its...)
+		items, skipped = append(items, its...), append(skipped, skips...)
 	}
-	return items, nil
+	if len(items) == 0 {
+		return nil, skipped, fmt.Errorf("%s in namespace %s: no Service that can be exported in any cluster of the clusterset (%s)", s.selectionFlag(), s.Namespace, strings.Join(ids, ", "))
+	}
+	return items, skipped, nil
+}
+
+// NotExportableError is a Service that exists but cannot be exported (KEP-1645: ExternalName).
+type NotExportableError struct {
+	Cluster, Namespace, Name string
+}
+
+func (e *NotExportableError) Error() string {
+	return fmt.Sprintf("cluster %q: service %s/%s is of type ExternalName, which cannot be exported (KEP-1645)", e.Cluster, e.Namespace, e.Name)
 }
 
 // memberSchemas is what a member serves, read once however many services are planned.
@@ -55,41 +70,48 @@ type memberSchemas struct {
 	schemas mcsapi.Schemas
 }
 
-// planService is the ServiceExport of one Service in each member that has it.
-func (s *Spec) planService(ctx context.Context, members []*clusterset.Connection, ids []string, name string, cache map[string]memberSchemas) ([]apply.Item, error) {
+// planService is the ServiceExport of one Service in each member that has it; selected (-l,
+// --all) without Strict, the members where it cannot be exported are skipped.
+func (s *Spec) planService(ctx context.Context, members []*clusterset.Connection, ids []string, name string, cache map[string]memberSchemas) ([]apply.Item, []error, error) {
 	var items []apply.Item
+	var skipped []error
 	for _, m := range members {
 		svc, err := getService(ctx, m.Client, m.ID, s.Namespace, name)
+		var notExportable *NotExportableError
+		if errors.As(err, &notExportable) && s.Selects() && !s.Strict {
+			skipped = append(skipped, err)
+			continue
+		}
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if svc == nil {
 			if len(s.Providers) > 0 {
-				return nil, fmt.Errorf("cluster %q: service %s/%s not found", m.ID, s.Namespace, name)
+				return nil, nil, fmt.Errorf("cluster %q: service %s/%s not found", m.ID, s.Namespace, name)
 			}
 			continue
 		}
 		ms, ok := cache[m.ID]
 		if !ok {
 			if ms.version, err = s.versionIn(m); err != nil {
-				return nil, fmt.Errorf("cluster %q: %w", m.ID, err)
+				return nil, nil, fmt.Errorf("cluster %q: %w", m.ID, err)
 			}
 			if ms.schemas, err = loadSchemas(ctx, m.ID, m.Dynamic, ms.version); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			cache[m.ID] = ms
 		}
 		se := mcsapi.ServiceExport(ms.version, s.Namespace, name, s.Labels, s.Annotations)
 		if err := s.exportFits(m.ID, ms.version, name, ms.schemas.Export); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		ms.schemas.Export.Prune(se.Object)
 		items = append(items, apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: mcsapi.GVR(ms.version, mcsapi.ServiceExports), Object: se})
 	}
-	if len(items) == 0 {
-		return nil, fmt.Errorf("service %s/%s not found in any cluster of the clusterset (%s)", s.Namespace, name, strings.Join(ids, ", "))
+	if len(items) == 0 && len(skipped) == 0 {
+		return nil, nil, fmt.Errorf("service %s/%s not found in any cluster of the clusterset (%s)", s.Namespace, name, strings.Join(ids, ", "))
 	}
-	return items, nil
+	return items, skipped, nil
 }
 
 // selectServices lists, by name, the Services of the namespace that the selector (or all) picks
@@ -192,7 +214,7 @@ func getService(ctx context.Context, c kubernetes.Interface, cluster, ns, name s
 		return nil, fmt.Errorf("cluster %q: service %s/%s: %w", cluster, ns, name, err)
 	}
 	if svc.Spec.Type == corev1.ServiceTypeExternalName {
-		return nil, fmt.Errorf("cluster %q: service %s/%s is of type ExternalName, which cannot be exported (KEP-1645)", cluster, ns, name)
+		return nil, &NotExportableError{Cluster: cluster, Namespace: ns, Name: name}
 	}
 	return svc, nil
 }

@@ -56,6 +56,9 @@ type Spec struct {
 	// Selector (-l) or All (--all) select the Services of the namespace instead of Service.
 	Selector string
 	All      bool
+	// Strict: a selected Service that cannot be exported fails the command instead of being
+	// skipped with a warning.
+	Strict bool
 }
 
 // Selects says whether the Services are selected (-l, --all) rather than named.
@@ -164,6 +167,8 @@ func (s *Spec) validateSelection() error {
 		return fmt.Errorf("--all and -l/--selector select in two ways: give one")
 	case s.Selects() && s.Service != "":
 		return fmt.Errorf("service %q and %s select in two ways: give a SERVICE or the flag", s.Service, s.selectionFlag())
+	case s.Strict && !s.Selects():
+		return fmt.Errorf("--strict goes with -l or --all: a named Service that cannot be exported always fails")
 	case s.Selects() && s.Karmada:
 		return fmt.Errorf("%s selects Services in the clusters of --contexts; with --karmada give one SERVICE", s.selectionFlag())
 	case s.Selector != "":

@@ -124,20 +124,23 @@ func TestExposeSelector(t *testing.T) {
 			t.Errorf("expose %v: exit %d, stderr %q", bad, r.code, r.stderr)
 		}
 	}
-	// The ExternalName Service is selected too: the command fails, naming it, and writes nothing.
-	r := mcs("expose", "-l", "tier=backend", "-n", ns, "--contexts", allMembers)
+	// The ExternalName Service is selected too: with --strict the command fails, naming it, and
+	// writes nothing.
+	r := mcs("expose", "-l", "tier=backend", "-n", ns, "--contexts", allMembers, "--strict")
 	if r.code != 1 || !strings.Contains(r.stderr, `cluster "member2": service `+ns+`/ext is of type ExternalName`) {
-		t.Fatalf("selector with an ExternalName Service: exit %d, stderr %q", r.code, r.stderr)
+		t.Fatalf("--strict selector with an ExternalName Service: exit %d, stderr %q", r.code, r.stderr)
 	}
 	if n := count(t, seGVR("v1beta1"), ns, "member1", "member2", "member3"); n != 0 {
 		t.Fatalf("a refused selection wrote %d ServiceExports", n)
 	}
-	if err := clients["member2"].kube.CoreV1().Services(ns).Delete(context.Background(), "ext", metav1.DeleteOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	// Without it, the ExternalName Service is skipped with one warning and the rest exported.
+	wantWarning := `Warning: cluster "member2": service ` + ns + `/ext is of type ExternalName, which cannot be exported (KEP-1645); skipped (--strict fails instead)` + "\n"
 	r = mustMCS(t, "expose", "-l", "tier=backend", "-n", ns, "--contexts", allMembers, "-o", "name")
-	if r.stdout != "member1: serviceexport.multicluster.x-k8s.io/api\nmember2: serviceexport.multicluster.x-k8s.io/db\n" {
-		t.Errorf("-l tier=backend -o name: %q", r.stdout)
+	if r.stdout != "member1: serviceexport.multicluster.x-k8s.io/api\nmember2: serviceexport.multicluster.x-k8s.io/db\n" || r.stderr != wantWarning {
+		t.Errorf("-l tier=backend -o name: stdout %q stderr %q", r.stdout, r.stderr)
+	}
+	if get(t, "member2", seGVR("v1beta1"), ns, "ext") != nil {
+		t.Error("-l exported the ExternalName Service")
 	}
 	if get(t, "member1", seGVR("v1beta1"), ns, "web") != nil {
 		t.Error("-l exported a Service it does not select")
@@ -145,8 +148,8 @@ func TestExposeSelector(t *testing.T) {
 	// --all: web too, and never sync's derived Services.
 	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
 	r = mustMCS(t, "expose", "--all", "-n", ns, "--contexts", allMembers, "-o", "name")
-	if strings.Contains(r.stdout, "derived-") || !strings.Contains(r.stdout, "member1: serviceexport.multicluster.x-k8s.io/web\n") {
-		t.Errorf("--all -o name: %q", r.stdout)
+	if strings.Contains(r.stdout, "derived-") || !strings.Contains(r.stdout, "member1: serviceexport.multicluster.x-k8s.io/web\n") || r.stderr != wantWarning {
+		t.Errorf("--all -o name: stdout %q stderr %q", r.stdout, r.stderr)
 	}
 }
 
@@ -296,6 +299,7 @@ func TestBadInput(t *testing.T) {
 		{"missing service in named provider", []string{"expose", "serve", "-n", ns, "--contexts", all, "--providers", "member1,member2"}, []string{`cluster "member2"`, "serve", "not found"}},
 		{"missing everywhere", []string{"expose", "nope", "-n", ns, "--contexts", all}, []string{"nope", "not found in any cluster"}},
 		{"ExternalName", []string{"expose", "ext", "-n", ns, "--contexts", all}, []string{`cluster "member2"`, "ExternalName"}},
+		{"--strict without a selection", []string{"expose", "ext", "-n", ns, "--contexts", all, "--strict"}, []string{"--strict goes with -l or --all"}},
 		{"unknown context", []string{"expose", "serve", "-n", ns, "--contexts", "member1,nosuch"}, []string{`"nosuch"`, "not found in kubeconfig"}},
 		{"invalid cluster ID", []string{"expose", "serve", "-n", ns, "--contexts", "member1=Member_1"}, []string{`"Member_1"`, "RFC 1123"}},
 		{"no clusterset", []string{"expose", "serve", "-n", ns}, []string{"--contexts"}},

@@ -38,7 +38,9 @@ var (
 
 		Everything is checked, for every Service, before anything is written: a missing or
 		ExternalName Service, an unreachable cluster or an object of the same name not created by
-		kubectl-mcs fails the whole command and writes nothing.`)
+		kubectl-mcs fails the whole command and writes nothing. With -l or --all, a selected
+		Service that cannot be exported (ExternalName) is skipped instead, with one warning
+		naming it and the cluster, and the rest are exported; --strict fails then too.`)
 	example = templates.Examples(`
 		# Export demo/serve from every cluster that has it
 		kubectl mcs expose serve -n demo --contexts=member1,member2,member3
@@ -70,6 +72,7 @@ type Flags struct {
 	Workload            string
 	Selector            string
 	All                 bool
+	Strict              bool
 }
 
 // Options is expose parsed: the export to write and how.
@@ -128,6 +131,7 @@ func (f *Flags) AddFlags(cmd *cobra.Command) {
 	fs.StringVar(&f.Workload, "workload", "", "Karmada, with --propagate: the workload to place too, as KIND/NAME (e.g. deployment/serve)")
 	fs.StringVarP(&f.Selector, "selector", "l", "", "Export every Service of the namespace matching this label selector (e.g. -l tier=backend), instead of one SERVICE")
 	fs.BoolVar(&f.All, "all", false, "Export every Service of the namespace (but the derived Services sync writes), instead of one SERVICE")
+	fs.BoolVar(&f.Strict, "strict", false, "With -l or --all: fail, writing nothing, when a selected Service cannot be exported (ExternalName) instead of skipping it with a warning")
 }
 
 // ToOptions parses the flags, once, into the export: the namespace, --karmada-context, the
@@ -142,7 +146,7 @@ func (f *Flags) ToOptions(cmd *cobra.Command, cf *genericclioptions.ConfigFlags,
 	if err != nil {
 		return nil, err
 	}
-	s := export.Spec{Target: t, API: f.Target.API, Consumers: f.Consumers, Types: f.Types, Propagate: f.Propagate, Selector: f.Selector, All: f.All}
+	s := export.Spec{Target: t, API: f.Target.API, Consumers: f.Consumers, Types: f.Types, Propagate: f.Propagate, Selector: f.Selector, All: f.All, Strict: f.Strict}
 	if s.Labels, err = mcsapi.ParseKeyValues("exported-labels", f.ExportedLabels); err != nil {
 		return nil, err
 	}
@@ -183,7 +187,10 @@ func (o *Options) Validate() error {
 
 // Run checks everything against the clusters, then writes.
 func (o *Options) Run(ctx context.Context) error {
-	items, err := o.Spec.Plan(ctx)
+	items, skipped, err := o.Spec.Plan(ctx)
+	for _, s := range skipped {
+		fmt.Fprintf(o.ErrOut, "Warning: %v; skipped (--strict fails instead)\n", s)
+	}
 	if err != nil {
 		return err
 	}
