@@ -17,10 +17,19 @@ set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 usage() { echo "usage: $0 [--karmada] DIR [VAR=VALUE...] CLUSTER... -- COMMAND [ARG...]" >&2; exit 2; }
 
+all=("$@")
 up="$here/testbed.sh"
 if [ "${1:-}" = --karmada ]; then up="$here/karmada.sh"; shift; fi
 [ $# -ge 1 ] || usage
 dir=$1; shift
+# One run per bed: a second run of the same target on this machine (another clone's make test, CI
+# beside a developer) waits here instead of tearing the bed down under the first. flock -o: the
+# bed's daemons must not inherit the lock.
+if [ -z "${WITH_BED_LOCKED:-}" ] && command -v flock >/dev/null 2>&1; then
+  mkdir -p "$(dirname "$dir")"
+  flock -n "$dir.lock" true || echo "with-bed: another run is using $dir; waiting for it to end" >&2
+  exec env WITH_BED_LOCKED=1 flock -o "$dir.lock" bash "$0" "${all[@]}"
+fi
 upenv=() clusters=() realnode=${TESTBED_REALNODE:-}
 while [ $# -gt 0 ] && [ "$1" != -- ]; do
   case $1 in
