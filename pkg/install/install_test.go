@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"slices"
 	"strings"
-	"time"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
