@@ -9,23 +9,13 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 // TestSyncOutputs: sync's -o json speaks the camelCase of every other document, conflicts
 // included, one-shot and with --watch; -o name prints one CLUSTER: RESOURCE/NAME line per object
 // written, as the other writing commands, with the conflicts as warnings on stderr.
 func TestSyncOutputs(t *testing.T) {
-	ns := namespace(t, "e2e-syncout", members...)
-	deployment(t, "member1", ns, "web", 1)
-	deployment(t, "member2", ns, "web", 1)
-	service(t, "member2", ns, "web", func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone })
-	service(t, "member1", ns, "web")
-	userExport(t, "member2", ns, "web")
-	time.Sleep(1100 * time.Millisecond) // creationTimestamp has one-second resolution
-	userExport(t, "member1", ns, "web")
+	ns := typeConflict(t, "e2e-syncout")
 	wantKeys := []string{"disagreeing", "message", "namespace", "reason", "service", "total", "winner"}
 
 	r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers, "--dry-run=client", "-o", "json")

@@ -121,14 +121,7 @@ func TestSyncSeedScenario(t *testing.T) {
 // TestSyncTwoExportersAndTypeConflict: endpoints from both exporters everywhere; the oldest export
 // decides the type, and every export says so.
 func TestSyncTwoExportersAndTypeConflict(t *testing.T) {
-	ns := namespace(t, "e2e-conflict", members...)
-	deployment(t, "member1", ns, "web", 1)
-	deployment(t, "member2", ns, "web", 1)
-	service(t, "member2", ns, "web", func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone })
-	service(t, "member1", ns, "web")
-	userExport(t, "member2", ns, "web")
-	time.Sleep(1100 * time.Millisecond) // creationTimestamp has one-second resolution
-	userExport(t, "member1", ns, "web")
+	ns := typeConflict(t, "e2e-conflict")
 
 	r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
 	if !strings.Contains(r.stdout, "TypeConflict") || !strings.Contains(r.stdout, `Using "Headless" from oldest service export in "member2"`) {
@@ -260,4 +253,19 @@ func TestSyncWatch(t *testing.T) {
 	if !strings.Contains(out.String(), "No conflicts.") {
 		t.Errorf("watch output lacks the conflicts table:\n%s", out.String())
 	}
+}
+
+// typeConflict exports web from member2 (headless) and then from member1 (ClusterSetIP), each
+// with one pod, in a fresh namespace: member2's export is the oldest and decides the type.
+func typeConflict(t *testing.T, prefix string) string {
+	t.Helper()
+	ns := namespace(t, prefix, members...)
+	deployment(t, "member1", ns, "web", 1)
+	deployment(t, "member2", ns, "web", 1)
+	service(t, "member2", ns, "web", func(s *corev1.Service) { s.Spec.ClusterIP = corev1.ClusterIPNone })
+	service(t, "member1", ns, "web")
+	userExport(t, "member2", ns, "web")
+	time.Sleep(1100 * time.Millisecond) // creationTimestamp has one-second resolution
+	userExport(t, "member1", ns, "web")
+	return ns
 }
