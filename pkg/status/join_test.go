@@ -254,7 +254,7 @@ func TestUnreachableExporter(t *testing.T) {
 	}
 	row := Row(it, true, now)
 	if cellOf(t, row, true, "imported-in") != "member1,member2,member3(Unreachable)" || cellOf(t, row, true, "endpoints-from") != "member3=1/1(stale)" ||
-		cellOf(t, row, true, "endpoints") != "1/1(stale)" || cellOf(t, row, true, "exported") != "1/3" || cellOf(t, row, true, "imported") != "2/3" {
+		cellOf(t, row, true, "ready") != "1/1(stale)" || cellOf(t, row, true, "exported") != "1/3" || cellOf(t, row, true, "imported") != "2/3" {
 		t.Errorf("row %q", row)
 	}
 }

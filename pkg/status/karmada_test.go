@@ -141,18 +141,18 @@ func TestBuildKarmada(t *testing.T) {
 
 func TestPrintKarmada(t *testing.T) {
 	var b bytes.Buffer
-	if err := PrintKarmada(&b, BuildKarmada(karmadaInput()), PrintOptions{Now: now}); err != nil {
+	if err := PrintKarmada(&b, BuildKarmada(karmadaInput()), PrintOptions{Now: now, Wide: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
 	for _, want := range []string{
-		"NAMESPACE NAME STATUS TYPES PORTS PROVIDERS CONSUMERS SERVICE-APPLIED ENDPOINTSLICE-DISPATCHED AGE",
-		"demo broken Degraded CrossCluster http:80 member1 member2,member3 True False(DispatchFailed) 90m",
-		"demo ok Healthy CrossCluster http:80 member1 member2,member3 True True 90m",
-		"demo fresh Unknown CrossCluster http:80 member1 member2,member3 - - 90m",
-		"KIND NAMESPACE NAME STATUS TYPE PORTS PLACED-IN POLICIES AGE",
-		"ServiceExport demo serve Healthy - - member1 serve-export-policy 90m",
-		"ServiceImport demo serve Healthy ClusterSetIP 80/TCP member2,member3 clusterpropagationpolicy/everywhere,imports 90m",
+		"NAMESPACE NAME STATUS TYPES AGE PORTS PROVIDERS CONSUMERS SERVICE-APPLIED ENDPOINTSLICE-DISPATCHED",
+		"demo broken Degraded CrossCluster 90m http:80 member1 member2,member3 True False(DispatchFailed)",
+		"demo ok Healthy CrossCluster 90m http:80 member1 member2,member3 True True",
+		"demo fresh Unknown CrossCluster 90m http:80 member1 member2,member3 - -",
+		"KIND NAMESPACE NAME STATUS AGE TYPE PORTS PLACED-IN POLICIES",
+		"ServiceExport demo serve Healthy 90m - - member1 serve-export-policy",
+		"ServiceImport demo serve Healthy 90m ClusterSetIP 80/TCP member2,member3 clusterpropagationpolicy/everywhere,imports",
 	} {
 		found := false
 		for _, line := range strings.Split(out, "\n") {
@@ -170,8 +170,8 @@ func TestPrintKarmada(t *testing.T) {
 	if err := DescribeKarmada(&b, l, PrintOptions{Now: now}); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"MultiClusterService: demo/broken\n", "Consumers:           member2,member3\n",
-		"  EndpointSliceDispatched   False    DispatchFailed          80m   member3 is not ready\n",
+	for _, want := range []string{"MultiClusterService: demo/broken\n", "Consumers:           member2, member3\n",
+		"  EndpointSliceDispatched   False    DispatchFailed          80m\n    member3 is not ready\n",
 		"ServiceImport:       demo/orphan (multicluster.x-k8s.io/v1alpha1)\n"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("describe lacks %q:\n%s", want, b.String())

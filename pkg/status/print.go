@@ -16,15 +16,6 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
-// portsShort renders ports like kubectl get svc: 80/TCP,9090/TCP.
-func portsShort(ps []Port) string {
-	parts := make([]string, 0, len(ps))
-	for _, p := range ps {
-		parts = append(parts, strconv.Itoa(int(p.Port))+"/"+p.Protocol)
-	}
-	return joinOr(parts, "<none>")
-}
-
 // PortsString renders ports with their names: http:80/TCP,9090/TCP.
 func PortsString(ps []Port) string {
 	parts := make([]string, 0, len(ps))
@@ -82,11 +73,15 @@ func orNone(s string) string {
 	return s
 }
 
-// Describe writes one service the way kubectl describe does: the summary, the per-cluster
-// breakdown, the conflicts and every ServiceExport's conditions with their messages.
+// describeAt is the column a description's values start at, as kubectl describe aligns them.
+const describeAt = 16
+
+// Describe writes one service the way kubectl describe does: the summary, each cluster's part,
+// the conflicts and every ServiceExport's conditions with their messages. Every long value wraps
+// under its field, so that the description fits printers.Width.
 func Describe(w io.Writer, l *MultiClusterServiceStatusList, it MultiClusterServiceStatus, o PrintOptions) error {
-	var b strings.Builder
-	field := func(name, value string) { fmt.Fprintf(&b, "%-16s%s\n", name+":", value) }
+	var b bytes.Buffer
+	field := func(name, value string) { printers.Field(&b, 0, describeAt, name, value) }
 	field("Name", it.Name)
 	field("Namespace", it.Namespace)
 	status := string(it.Health)
@@ -95,47 +90,36 @@ func Describe(w io.Writer, l *MultiClusterServiceStatusList, it MultiClusterServ
 	}
 	field("Status", status)
 	field("Type", orNone(it.Type))
-	field("Ports", PortsString(it.Ports))
-	field("Exported from", joinOr(it.ExportingClusters, "<none>"))
-	field("Imported in", joinOr(it.ImportingClusters, "<none>"))
-	field("Endpoints", EndpointsString(it.Endpoints))
+	field("Ports", list(PortsString(it.Ports)))
+	field("Exported from", list(joinOr(it.ExportingClusters, "<none>")))
+	field("Imported in", list(joinOr(it.ImportingClusters, "<none>")))
+	field("Endpoints", list(EndpointsString(it.Endpoints)))
 	field("DNS name", orNone(it.DNSName))
 	field("Age", Age(it.CreationTimestamp, o.Now))
-	if len(it.Problems) == 0 {
-		field("Problems", "<none>")
-	} else {
-		b.WriteString("Problems:\n")
-		for _, p := range it.Problems {
-			fmt.Fprintf(&b, "  %s\n", p)
-		}
-	}
-	if _, err := io.WriteString(w, b.String()); err != nil {
-		return err
-	}
+	writeProblems(&b, it.Problems, describeAt)
 
-	fmt.Fprintln(w, "Clusters:")
-	var rows [][]string
+	b.WriteString("Clusters:\n")
 	for _, c := range it.Clusters {
-		rows = append(rows, clusterRow(l, c))
-	}
-	if err := indented(w, []string{"cluster", "state", "export", "service", "endpoints", "import", "clusterset-ip", "derived-service", "imported-endpoints", "id-from"}, rows); err != nil {
-		return err
+		describeCluster(&b, l, c)
 	}
 
 	if len(it.Conflicts) == 0 {
-		fmt.Fprintln(w, "Conflicts:       <none>")
+		field("Conflicts", "<none>")
 	} else {
-		fmt.Fprintln(w, "Conflicts:")
-		rows = rows[:0]
+		b.WriteString("Conflicts:\n")
+		var rows [][]string
+		var notes []string
 		for _, c := range it.Conflicts {
-			rows = append(rows, []string{c.Reason, c.Winner, joinOr(c.Disagreeing, "<none>"), c.Message})
+			rows = append(rows, []string{c.Reason, c.Winner, joinOr(c.Disagreeing, "<none>")})
+			notes = append(notes, c.Message)
 		}
-		if err := indented(w, []string{"reason", "winner", "disagreeing", "message"}, rows); err != nil {
+		if err := printers.TableNotes(&b, 2, []string{"reason", "winner", "disagreeing"}, rows, notes); err != nil {
 			return err
 		}
 	}
 
-	rows = rows[:0]
+	var rows [][]string
+	var notes []string
 	for _, c := range it.Clusters {
 		if c.Export == nil {
 			continue
@@ -143,18 +127,80 @@ func Describe(w io.Writer, l *MultiClusterServiceStatusList, it MultiClusterServ
 		conds := append([]metav1.Condition(nil), c.Export.Conditions...)
 		sort.SliceStable(conds, func(i, j int) bool { return condOrder(conds[i].Type) < condOrder(conds[j].Type) })
 		if len(conds) == 0 {
-			rows = append(rows, []string{c.Cluster, "<none>", "", "", "", "no conditions: no MCS controller has looked at this export"})
+			rows = append(rows, []string{c.Cluster, "<none>", "", "", ""})
+			notes = append(notes, "no conditions: no MCS controller has looked at this export")
 		}
 		for _, cond := range conds {
-			rows = append(rows, []string{c.Cluster, cond.Type, string(cond.Status), cond.Reason, Age(cond.LastTransitionTime, o.Now), cond.Message})
+			rows = append(rows, []string{c.Cluster, cond.Type, string(cond.Status), cond.Reason, Age(cond.LastTransitionTime, o.Now)})
+			notes = append(notes, cond.Message)
 		}
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(w, "Export conditions: <none>")
-		return nil
+		b.WriteString("Export conditions: <none>\n")
+	} else {
+		b.WriteString("Export conditions:\n")
+		if err := printers.TableNotes(&b, 2, []string{"cluster", "type", "status", "reason", "age"}, rows, notes); err != nil {
+			return err
+		}
 	}
-	fmt.Fprintln(w, "Export conditions:")
-	return indented(w, []string{"cluster", "type", "status", "reason", "age", "message"}, rows)
+	_, err := w.Write(b.Bytes())
+	return err
+}
+
+// list spaces a comma-separated list so that it wraps between its items.
+func list(s string) string { return strings.ReplaceAll(s, ",", ", ") }
+
+// describeCluster writes one cluster's part of a service: a block of fields, as kubectl describe
+// nests a section, rather than a table whose row would hold a whole connection error.
+func describeCluster(b *bytes.Buffer, l *MultiClusterServiceStatusList, c ClusterStatus) {
+	const indent, at = 4, 26
+	field := func(name, value string) { printers.Field(b, indent, at, name, value) }
+	fmt.Fprintf(b, "  %s:\n", c.Cluster)
+	state := string(c.State)
+	for _, ci := range l.Clusters {
+		if ci.Name == c.Cluster && ci.Message != "" && c.State != snapshot.Reachable {
+			state += ": " + ci.Message
+		}
+	}
+	field("State", state)
+	export, svc, ip, derived := "<none>", "<none>", "<none>", "<none>"
+	if e := c.Export; e != nil {
+		export = "Valid"
+		if !e.Valid {
+			export = orNone(e.InvalidReason)
+		}
+	}
+	if s := c.Service; s != nil {
+		svc = s.Type
+	}
+	if e := c.Endpoints; e != nil {
+		svc += fmt.Sprintf(", %d/%d endpoints ready", e.Ready, e.Total)
+	}
+	imp := string(c.ImportState)
+	if i := c.Import; i != nil {
+		if !i.Managed {
+			imp += " (unmanaged)"
+		}
+		ip = list(joinOr(i.IPs, "<none>"))
+		if i.Type == "Headless" {
+			ip = "None"
+		}
+		derived = orNone(i.DerivedService)
+		if i.DerivedService != "" && !i.DerivedServiceExists {
+			derived += " (missing)"
+		}
+	}
+	var imported []string
+	for _, e := range c.ImportedEndpoints {
+		imported = append(imported, fmt.Sprintf("%s=%d/%d", e.Cluster, e.Ready, e.Total))
+	}
+	field("Export", export)
+	field("Service", svc)
+	field("Import", orNone(imp))
+	field("Clusterset IP", ip)
+	field("Derived Service", derived)
+	field("Imported endpoints", list(joinOr(imported, "<none>")))
+	field("ID from", idSource(l, c.Cluster))
 }
 
 func condOrder(t string) int {
@@ -169,71 +215,16 @@ func condOrder(t string) int {
 	return 3
 }
 
-func clusterRow(l *MultiClusterServiceStatusList, c ClusterStatus) []string {
-	state := string(c.State)
-	for _, ci := range l.Clusters {
-		if ci.Name == c.Cluster && ci.Message != "" && c.State != snapshot.Reachable {
-			state += " (" + ci.Message + ")"
-		}
-	}
-	export, svc, eps, ip, derived := "-", "-", "-", "-", "-"
-	if e := c.Export; e != nil {
-		export = "Valid"
-		if !e.Valid {
-			export = orNone(e.InvalidReason)
-		}
-	}
-	if s := c.Service; s != nil {
-		svc = s.Type
-	}
-	if e := c.Endpoints; e != nil {
-		eps = fmt.Sprintf("%d/%d", e.Ready, e.Total)
-	}
-	imp := string(c.ImportState)
-	if i := c.Import; i != nil {
-		if !i.Managed {
-			imp += "(unmanaged)"
-		}
-		ip = joinOr(i.IPs, "<none>")
-		if i.Type == "Headless" {
-			ip = "None"
-		}
-		derived = orNone(i.DerivedService)
-		if i.DerivedService != "" && !i.DerivedServiceExists {
-			derived += "(missing)"
-		}
-	}
-	var imported []string
-	for _, e := range c.ImportedEndpoints {
-		imported = append(imported, fmt.Sprintf("%s=%d/%d", e.Cluster, e.Ready, e.Total))
-	}
-	return []string{c.Cluster, state, export, svc, eps, orNone(imp), ip, derived, joinOr(imported, "-"), idSource(l, c.Cluster)}
-}
-
-// indented writes a table two spaces in, as kubectl describe nests its sections.
-func indented(w io.Writer, headers []string, rows [][]string) error {
-	var buf bytes.Buffer
-	if err := printers.Table(&buf, headers, rows, false); err != nil {
-		return err
-	}
-	for _, line := range strings.SplitAfter(buf.String(), "\n") {
-		if line != "" {
-			if _, err := io.WriteString(w, "  "+line); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
-func writeProblems(b *strings.Builder, problems []string) {
+// writeProblems writes the problems, each wrapped under its first line; at is the column the
+// description's values start at.
+func writeProblems(b *bytes.Buffer, problems []string, at int) {
 	if len(problems) == 0 {
-		fmt.Fprintf(b, "%-21s<none>\n", "Problems:")
+		printers.Field(b, 0, at, "Problems", "<none>")
 		return
 	}
 	b.WriteString("Problems:\n")
 	for _, p := range problems {
-		fmt.Fprintf(b, "  %s\n", p)
+		fmt.Fprintf(b, "  %s\n", printers.Wrap(p, 2, 4, printers.Width))
 	}
 }
 
@@ -244,8 +235,10 @@ func describeConditions(w io.Writer, conds []metav1.Condition, now time.Time) er
 	}
 	fmt.Fprintln(w, "Conditions:")
 	rows := make([][]string, 0, len(conds))
+	notes := make([]string, 0, len(conds))
 	for _, c := range conds {
-		rows = append(rows, []string{c.Type, string(c.Status), c.Reason, Age(c.LastTransitionTime, now), c.Message})
+		rows = append(rows, []string{c.Type, string(c.Status), c.Reason, Age(c.LastTransitionTime, now)})
+		notes = append(notes, c.Message)
 	}
-	return indented(w, []string{"type", "status", "reason", "age", "message"}, rows)
+	return printers.TableNotes(w, 2, []string{"type", "status", "reason", "age"}, rows, notes)
 }

@@ -3,21 +3,32 @@ package status
 // Tables and descriptions of a Karmada control plane's view.
 
 import (
+	"bytes"
 	"fmt"
 	"io"
-	"strings"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 )
 
-// KarmadaHeaders are the MultiClusterService table's columns.
-func KarmadaHeaders() []string {
-	return []string{"namespace", "name", "status", "types", "ports", "providers", "consumers", "service-applied", "endpointslice-dispatched", "age"}
+// KarmadaHeaders are the MultiClusterService table's columns: what fits printers.Width by
+// default (STATUS sums up the conditions), the lists and conditions appended by -o wide.
+func KarmadaHeaders(wide bool) []string {
+	h := []string{"namespace", "name", "status", "types", "age"}
+	if wide {
+		h = append(h, "ports", "providers", "consumers", "service-applied", "endpointslice-dispatched")
+	}
+	return h
 }
 
-// KarmadaObjectHeaders are the ServiceExport/ServiceImport table's columns.
-func KarmadaObjectHeaders() []string {
-	return []string{"kind", "namespace", "name", "status", "type", "ports", "placed-in", "policies", "age"}
+// KarmadaObjectHeaders are the ServiceExport/ServiceImport table's columns, as KarmadaHeaders.
+func KarmadaObjectHeaders(wide bool) []string {
+	h := []string{"kind", "namespace", "name", "status", "age"}
+	if wide {
+		h = append(h, "type", "ports", "placed-in", "policies")
+	}
+	return h
 }
 
 // PrintKarmada writes the MultiClusterServices table, then the ServiceExport/ServiceImport one.
@@ -26,13 +37,15 @@ func PrintKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) erro
 		var rows [][]string
 		var health []Health
 		for _, m := range l.MultiClusterServices {
-			rows = append(rows, []string{m.Namespace, m.Name, string(m.Health), joinOr(m.Types, "<none>"), PortsString(m.Ports),
-				joinOr(m.ProviderClusters, "<all>"), joinOr(m.ConsumerClusters, "<all>"),
-				condCell(m.Conditions, ConditionServiceApplied), condCell(m.Conditions, ConditionEndpointSliceDispatched),
-				Age(m.CreationTimestamp, o.Now)})
+			row := []string{m.Namespace, m.Name, string(m.Health), joinOr(m.Types, "<none>"), Age(m.CreationTimestamp, o.Now)}
+			if o.Wide {
+				row = append(row, PortsString(m.Ports), joinOr(m.ProviderClusters, "<all>"), joinOr(m.ConsumerClusters, "<all>"),
+					condCell(m.Conditions, ConditionServiceApplied), condCell(m.Conditions, ConditionEndpointSliceDispatched))
+			}
+			rows = append(rows, row)
 			health = append(health, m.Health)
 		}
-		if err := table(w, KarmadaHeaders(), rows, health, o); err != nil {
+		if err := table(w, KarmadaHeaders(o.Wide), rows, health, o); err != nil {
 			return err
 		}
 	}
@@ -47,8 +60,11 @@ func PrintKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) erro
 			if kind.name == "ServiceImport" {
 				typ = orNone(s.Type)
 			}
-			rows = append(rows, []string{kind.name, s.Namespace, s.Name, string(s.Health), typ, portsOrNone(s.Ports),
-				joinOr(s.PlacedIn, "<none>"), joinOr(s.Policies, "<none>"), Age(s.CreationTimestamp, o.Now)})
+			row := []string{kind.name, s.Namespace, s.Name, string(s.Health), Age(s.CreationTimestamp, o.Now)}
+			if o.Wide {
+				row = append(row, typ, portsOrNone(s.Ports), joinOr(s.PlacedIn, "<none>"), joinOr(s.Policies, "<none>"))
+			}
+			rows = append(rows, row)
 			health = append(health, s.Health)
 		}
 	}
@@ -58,7 +74,7 @@ func PrintKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) erro
 	if len(l.MultiClusterServices) > 0 && !o.NoHeaders {
 		fmt.Fprintln(w)
 	}
-	return table(w, KarmadaObjectHeaders(), rows, health, o)
+	return table(w, KarmadaObjectHeaders(o.Wide), rows, health, o)
 }
 
 func portsOrNone(ps []Port) string {
@@ -81,23 +97,26 @@ func condCell(conds []metav1.Condition, t string) string {
 	return "-"
 }
 
+// karmadaAt is the column the Karmada descriptions' values start at.
+const karmadaAt = 21
+
 // DescribeKarmada writes the objects of one service on the control plane with every condition.
 func DescribeKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) error {
 	for i, m := range l.MultiClusterServices {
 		if i > 0 {
 			fmt.Fprintln(w)
 		}
-		var b strings.Builder
-		field := func(name, value string) { fmt.Fprintf(&b, "%-21s%s\n", name+":", value) }
+		var b bytes.Buffer
+		field := func(name, value string) { printers.Field(&b, 0, karmadaAt, name, value) }
 		field("MultiClusterService", m.Namespace+"/"+m.Name)
 		field("Status", string(m.Health))
 		field("Types", joinOr(m.Types, "<none>"))
-		field("Ports", PortsString(m.Ports))
-		field("Providers", joinOr(m.ProviderClusters, "<all>"))
-		field("Consumers", joinOr(m.ConsumerClusters, "<all>"))
+		field("Ports", list(PortsString(m.Ports)))
+		field("Providers", list(joinOr(m.ProviderClusters, "<all>")))
+		field("Consumers", list(joinOr(m.ConsumerClusters, "<all>")))
 		field("Service", map[bool]string{true: "exists", false: "missing"}[m.ServiceExists])
 		field("Age", Age(m.CreationTimestamp, o.Now))
-		writeProblems(&b, m.Problems)
+		writeProblems(&b, m.Problems, karmadaAt)
 		if _, err := io.WriteString(w, b.String()); err != nil {
 			return err
 		}
@@ -111,18 +130,18 @@ func DescribeKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) e
 	}{{"ServiceExport", l.ServiceExports}, {"ServiceImport", l.ServiceImports}} {
 		for _, s := range kind.objs {
 			fmt.Fprintln(w)
-			var b strings.Builder
-			field := func(name, value string) { fmt.Fprintf(&b, "%-21s%s\n", name+":", value) }
+			var b bytes.Buffer
+			field := func(name, value string) { printers.Field(&b, 0, karmadaAt, name, value) }
 			field(kind.name, s.Namespace+"/"+s.Name+" ("+s.APIVersion+")")
 			field("Status", string(s.Health))
 			if kind.name == "ServiceImport" {
 				field("Type", orNone(s.Type))
-				field("Ports", PortsString(s.Ports))
+				field("Ports", list(PortsString(s.Ports)))
 			}
-			field("Placed in", joinOr(s.PlacedIn, "<none>"))
-			field("Policies", joinOr(s.Policies, "<none>"))
+			field("Placed in", list(joinOr(s.PlacedIn, "<none>")))
+			field("Policies", list(joinOr(s.Policies, "<none>")))
 			field("Age", Age(s.CreationTimestamp, o.Now))
-			writeProblems(&b, s.Problems)
+			writeProblems(&b, s.Problems, karmadaAt)
 			if _, err := io.WriteString(w, b.String()); err != nil {
 				return err
 			}

@@ -54,14 +54,14 @@ func TestTable(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("want header + 2 rows:\n%s", b.String())
 	}
-	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "NAMESPACE NAME STATUS PORTS EXPORTED IMPORTED ENDPOINTS AGE" {
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "NAMESPACE NAME STATUS EXPORTED IMPORTED READY AGE" {
 		t.Errorf("header %q", lines[0])
 	}
-	if f := strings.Fields(lines[1]); strings.Join(f, " ") != "demo serve Healthy 80/TCP 1/3 3/3 2/2 89m" {
+	if f := strings.Fields(lines[1]); strings.Join(f, " ") != "demo serve Healthy 1/3 3/3 2/2 89m" {
 		t.Errorf("healthy row %q", lines[1])
 	}
 	// No marker field of its own: STATUS says it, and every row starts with its namespace.
-	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "demo web Conflict 80/TCP 2/3 3/3 2/2 85m" {
+	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "demo web Conflict 2/3 3/3 2/2 85m" {
 		t.Errorf("conflict row %q", lines[2])
 	}
 	for _, l := range lines {
@@ -112,17 +112,17 @@ func TestWideTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAMESPACE NAME STATUS PORTS EXPORTED IMPORTED ENDPOINTS AGE "+
-		"TYPE CONFLICTS EXPORTED-FROM IMPORTED-IN ENDPOINTS-FROM CLUSTERSET-IPS DERIVED-SERVICE IMPORTS DNS-NAME ID-SOURCES" {
+	if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAMESPACE NAME STATUS EXPORTED IMPORTED READY AGE "+
+		"PORTS TYPE CONFLICTS EXPORTED-FROM IMPORTED-IN ENDPOINTS-FROM CLUSTERSET-IPS DERIVED-SERVICE IMPORTS DNS-NAME ID-SOURCES" {
 		t.Errorf("header %q", got)
 	}
 	ids := "member1=clusterproperty,member2=flag,member3=context"
-	want := "demo serve Healthy 80/TCP 1/3 3/3 2/2 89m ClusterSetIP <none> member1 member1,member2,member3 member1=2/2 " +
+	want := "demo serve Healthy 1/3 3/3 2/2 89m http:80/TCP ClusterSetIP <none> member1 member1,member2,member3 member1=2/2 " +
 		"member1=10.96.0.1,member2=10.96.0.2,member3=10.96.0.3 derived-serve member1=Ready,member2=Ready,member3=Ready serve.demo.svc.clusterset.local " + ids
 	if got := strings.Join(strings.Fields(lines[1]), " "); got != want {
 		t.Errorf("wide row\n%q, want\n%q", got, want)
 	}
-	want = "demo web Conflict 80/TCP 2/3 3/3 2/2 85m Headless TypeConflict(winner=member2) member1,member2 member1,member2,member3 member1=1/1,member2=1/1 " +
+	want = "demo web Conflict 2/3 3/3 2/2 85m http:80/TCP Headless TypeConflict(winner=member2) member1,member2 member1,member2,member3 member1=1/1,member2=1/1 " +
 		"None derived-web member1=Ready,member2=Ready,member3=Ready web.demo.svc.clusterset.local " + ids
 	if got := strings.Join(strings.Fields(lines[2]), " "); got != want {
 		t.Errorf("headless wide row\n%q, want\n%q", got, want)
@@ -140,12 +140,17 @@ func TestDescribe(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{
 		"Name:           web\n", "Status:         Conflict\n", "Type:           Headless\n",
-		"Problems:\n  Conflicting type. Using \"Headless\" from oldest service export in \"member2\". 1/2 clusters disagree.\n",
+		"Problems:\n  Conflicting type. Using \"Headless\" from oldest service export in \"member2\".",
 		"DNS name:       web.demo.svc.mcs.example\n",
-		"Clusters:\n  CLUSTER   STATE       EXPORT   SERVICE     ENDPOINTS   IMPORT   CLUSTERSET-IP   DERIVED-SERVICE   IMPORTED-ENDPOINTS   ID-FROM\n",
-		"  member2   Reachable   Valid    Headless    1/1         Ready    None            derived-web       -                    clusterproperty\n",
-		"  member1   Reachable   Valid    ClusterIP   1/1         Ready    None            derived-web       -                    <none>\n",
-		"Conflicts:\n  REASON         WINNER    DISAGREEING   MESSAGE\n  TypeConflict   member2   member1       Conflicting type.",
+		// Each cluster's part is a block of fields, as kubectl describe nests a section.
+		"Clusters:\n  member1:\n    State:                Reachable\n    Export:               Valid\n" +
+			"    Service:              ClusterIP, 1/1 endpoints ready\n    Import:               Ready\n" +
+			"    Clusterset IP:        None\n    Derived Service:      derived-web\n" +
+			"    Imported endpoints:   <none>\n    ID from:              <none>\n  member2:\n",
+		"    Service:              Headless, 1/1 endpoints ready\n",
+		"    ID from:              clusterproperty\n",
+		// A conflict's message under its row, wrapped.
+		"Conflicts:\n  REASON         WINNER    DISAGREEING\n  TypeConflict   member2   member1\n    Conflicting type.",
 		"Export conditions:\n",
 		"  member1   <none>", // member1's export of web has no conditions
 	} {
@@ -156,7 +161,7 @@ func TestDescribe(t *testing.T) {
 	b.Reset()
 	_ = Describe(&b, l, l.Items[0], PrintOptions{Now: now})
 	// Conditions in the order Valid, Ready, Conflict, with their messages.
-	if !strings.Contains(b.String(), "  member1   Valid      True     Valid         89m   Service is exported.\n  member1   Conflict   False    NoConflicts   89m   No conflicts.\n") {
+	if !strings.Contains(b.String(), "  member1   Valid      True     Valid         89m\n    Service is exported.\n  member1   Conflict   False    NoConflicts   89m\n    No conflicts.\n") {
 		t.Errorf("conditions:\n%s", b.String())
 	}
 }

@@ -1,7 +1,8 @@
 package status
 
-// The status table: counts by default, so that a row does not grow with the clusterset; the
-// per-cluster lists with -o wide.
+// The status table: counts by default, so that a row does not grow with the clusterset or the
+// service's ports and a typical service fits 80 columns; the ports and the per-cluster lists
+// with -o wide.
 
 import (
 	"bytes"
@@ -44,18 +45,18 @@ func color(h Health) string {
 // Headers are the table's column names. -o wide appends columns and never moves the default
 // ones, so a script reading them by position reads both.
 func Headers(wide bool) []string {
-	h := []string{"namespace", "name", "status", "ports", "exported", "imported", "endpoints", "age"}
+	h := []string{"namespace", "name", "status", "exported", "imported", "ready", "age"}
 	if wide {
-		h = append(h, "type", "conflicts", "exported-from", "imported-in", "endpoints-from", "clusterset-ips", "derived-service", "imports", "dns-name", "id-sources")
+		h = append(h, "ports", "type", "conflicts", "exported-from", "imported-in", "endpoints-from", "clusterset-ips", "derived-service", "imports", "dns-name", "id-sources")
 	}
 	return h
 }
 
 // Row renders one item as table cells: EXPORTED and IMPORTED count clusters out of the
-// clusterset, ENDPOINTS sums ready/total over the exporting clusters.
+// clusterset, READY sums ready/total endpoints over the exporting clusters.
 func Row(it MultiClusterServiceStatus, wide bool, now time.Time) []string {
 	n := len(it.Clusters)
-	r := []string{it.Namespace, it.Name, string(it.Health), portsShort(it.Ports),
+	r := []string{it.Namespace, it.Name, string(it.Health),
 		fmt.Sprintf("%d/%d", len(it.ExportingClusters), n), fmt.Sprintf("%d/%d", len(it.ImportingClusters), n),
 		endpointsTotal(it.Endpoints), Age(it.CreationTimestamp, now)}
 	if !wide {
@@ -101,7 +102,7 @@ func Row(it MultiClusterServiceStatus, wide bool, now time.Time) []string {
 	if it.Type == "Headless" && len(ips) == 0 {
 		ipCell = "None"
 	}
-	return append(r, orNone(it.Type), ConflictsString(it.Conflicts), joinOr(it.ExportingClusters, "<none>"), joinOr(importing, "<none>"),
+	return append(r, PortsString(it.Ports), orNone(it.Type), ConflictsString(it.Conflicts), joinOr(it.ExportingClusters, "<none>"), joinOr(importing, "<none>"),
 		EndpointsString(it.Endpoints), ipCell, joinOr(derived, "<none>"), joinOr(imports, "<none>"), orNone(it.DNSName))
 }
 

@@ -343,7 +343,7 @@ func TestKarmadaRealMultiClusterService(t *testing.T) {
 		}
 		return nil
 	})
-	r = mustMCS(t, "status", "-n", ns, "--karmada-context", karmadaCtx)
+	r = mustMCS(t, "status", "-n", ns, "--karmada-context", karmadaCtx, "-o", "wide")
 	t.Logf("status --karmada:\n%s", r.stdout)
 	f := row(t, r.stdout, ns, "serve")
 	if cell(t, r.stdout, f, "SERVICE-APPLIED") != "True" || cell(t, r.stdout, f, "ENDPOINTSLICE-DISPATCHED") != "True" {

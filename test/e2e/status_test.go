@@ -84,7 +84,7 @@ func TestStatusHealthy(t *testing.T) {
 	// Counts by default, within 80 columns; every row starts with its namespace (no marker field).
 	r = mustMCS(t, "status", "-n", ns, "--contexts", allMembers)
 	f := row(t, r.stdout, ns, "serve")
-	if f[0] != ns || cell(t, r.stdout, f, "STATUS") != "Healthy" || cell(t, r.stdout, f, "ENDPOINTS") != "2/2" ||
+	if f[0] != ns || cell(t, r.stdout, f, "STATUS") != "Healthy" || cell(t, r.stdout, f, "READY") != "2/2" ||
 		cell(t, r.stdout, f, "IMPORTED") != "3/3" || cell(t, r.stdout, f, "EXPORTED") != "1/3" {
 		t.Errorf("table:\n%s", r.stdout)
 	}
@@ -118,7 +118,7 @@ func TestStatusHealthy(t *testing.T) {
 	}
 
 	r = mustMCS(t, "status", "serve", "-n", ns, "--contexts", allMembers)
-	for _, want := range []string{"Status:         Healthy", "Export conditions:", "ServiceImport present in every reachable importing cluster.", "member2   Reachable   -"} {
+	for _, want := range []string{"Status:         Healthy", "Export conditions:", "ServiceImport present in every reachable importing cluster.", "  member2:\n    State:                Reachable\n    Export:               <none>\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("describe lacks %q:\n%s", want, r.stdout)
 		}
@@ -269,7 +269,7 @@ func TestStatusUnreachableMember(t *testing.T) {
 	}
 	r = statusWith(kc, "-n", ns, "--contexts", allMembers, "-o", "wide")
 	f := row(t, r.stdout, ns, "serve")
-	if cell(t, r.stdout, f, "STATUS") != "Degraded" || cell(t, r.stdout, f, "ENDPOINTS") != "2/2(stale)" || cell(t, r.stdout, f, "ENDPOINTS-FROM") != "member1=2/2(stale)" ||
+	if cell(t, r.stdout, f, "STATUS") != "Degraded" || cell(t, r.stdout, f, "READY") != "2/2(stale)" || cell(t, r.stdout, f, "ENDPOINTS-FROM") != "member1=2/2(stale)" ||
 		cell(t, r.stdout, f, "IMPORTED-IN") != "member2,member3,member1(Unreachable)" {
 		t.Errorf("table:\n%s", r.stdout)
 	}
@@ -359,7 +359,7 @@ func TestStatusKarmada(t *testing.T) {
 	if m.Health != status.Degraded || len(m.Conditions) != 2 || !strings.Contains(strings.Join(m.Problems, " "), "cluster member2 is not ready") {
 		t.Errorf("degraded MultiClusterService %+v", m)
 	}
-	r := mustMCS(t, "status", "-n", ns, "--karmada-context", karmadaCtx)
+	r := mustMCS(t, "status", "-n", ns, "--karmada-context", karmadaCtx, "-o", "wide")
 	f := row(t, r.stdout, ns, "serve")
 	if cell(t, r.stdout, f, "STATUS") != "Degraded" || cell(t, r.stdout, f, "SERVICE-APPLIED") != "True" || cell(t, r.stdout, f, "ENDPOINTSLICE-DISPATCHED") != "False(EndpointSliceDispatchedFailed)" {
 		t.Errorf("table:\n%s", r.stdout)
