@@ -62,9 +62,37 @@ IMAGE_BINS    := $(addprefix dist/bin/,$(subst /,_,$(filter linux/%,$(PLATFORMS)
 # hack/image: one image per linux binary of dist/bin in an OCI image index, as an OCI archive.
 IMAGE_BUILD    = SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/image -ref $(IMAGE) -version $(VERSION) \
   -revision $(REVISION) -platforms "$$(echo $(filter linux/%,$(PLATFORMS)) | tr ' ' ,)" -bin-dir dist/bin -o $(IMAGE_ARCHIVE)
+# What the image is made of: every .go and embedded file of the module's packages that kubectl-mcs
+# and hack/image import, go.mod, go.sum, Go's version and the stamps; its digest heads IMAGE_STAMP.
+IMAGE_STAMP   = $(dir $(IMAGE_ARCHIVE)).$(notdir $(IMAGE_ARCHIVE)).inputs
+IMAGE_INPUTS  = { echo '$(IMAGE) $(VERSION) $(REVISION) $(filter linux/%,$(PLATFORMS)) $(SOURCE_DATE_EPOCH) $(LDFLAGS)'; \
+  go version; cat go.mod go.sum; CGO_ENABLED=0 GOOS=linux go list -deps -f '{{if and .Module .Module.Main}}{{range .GoFiles}}{{$$.Dir}}/{{.}}{{"\n"}}{{end}}{{range .EmbedFiles}}{{$$.Dir}}/{{.}}{{"\n"}}{{end}}{{end}}' \
+  ./cmd/kubectl-mcs ./hack/image | xargs cat; } | sha256sum | cut -c1-16
+# IMAGE_BUILD, its three lines printed and kept in IMAGE_STAMP after the digest of its inputs.
+IMAGE_BUILD_STAMPED = want=$$($(IMAGE_INPUTS)) && out=$$($(IMAGE_BUILD)) && echo "$$out" && \
+  printf '%s\n%s\n' "$$want" "$$out" > $(IMAGE_STAMP)
 KREW_VERSION  ?= v0.5.0
 
-.PHONY: build dist image test test-unit test-krew test-image test-e2e test-traffic test-production test-karmada conformance bench bench-first-packet bench-karmada bench-dns bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
+# Long work says where it is: make demo and make test print "make demo: [k/N] STEP: WHAT (about
+# T)" before each of their steps (step/%, listed before each step among their prerequisites); a
+# first test-bed build prints its own phases (test/testbed/build.sh, node.sh, test/images/build.sh).
+# Figures: the 2-core machine, shared with other builds.
+DEMO_STEPS := build testbed-build testbed-up demo
+TEST_STEPS := test-unit test-krew test-e2e test-traffic test-production test-karmada test-image conformance
+ABOUT_build           := kubectl-mcs (about 4 min the first time, then seconds)
+ABOUT_testbed-build   := the clusters' binaries, the nodes' packages and images, into $(CACHE) (about 25 min the first time, then seconds)
+ABOUT_testbed-up      := member1-3 (about 1 min with real nodes, 20 s without)
+ABOUT_demo            := serve exported from member1 and called from member2 (about 30 s)
+ABOUT_test-unit       := go vet, go test ./... (about 4 min)
+ABOUT_test-krew       := make dist, krew install (about 1 min; the first time about 15 min)
+ABOUT_test-e2e        := member1-4 and a Karmada stand-in (about 12 min; the first time the test bed's build before)
+ABOUT_test-traffic    := real nodes, real packets (about 3 min)
+ABOUT_test-production := the image in pods on real nodes (about 5 min)
+ABOUT_test-karmada    := a real Karmada control plane (about 2 min; the first time about 7 min more to build it)
+ABOUT_test-image      := the image in a containerd of its own (about 30 s)
+ABOUT_conformance     := the KEP-1645 conformance suite (about 6 min; the first time about 3 min more to build it)
+
+.PHONY: build dist image image-build test test-unit test-krew test-image test-e2e test-traffic test-production test-karmada conformance bench bench-first-packet bench-karmada bench-dns bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
 
 # kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
@@ -80,7 +108,7 @@ dist:
 	$(MAKE) --no-print-directory -j$(DIST_JOBS) VERSION=$(VERSION) $(addprefix dist/bin/,$(subst /,_,$(PLATFORMS)))
 	SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) go run ./hack/dist archive -version $(VERSION) \
 	  -platforms "$$(echo $(PLATFORMS) | tr ' ' ,)" -bin-dir dist/bin -out dist
-	$(IMAGE_BUILD)
+	@$(IMAGE_BUILD_STAMPED)
 	rm -rf dist/bin
 	go run ./hack/dist manifest -version $(VERSION) -base-url $(DIST_BASE_URL) -dir dist -o dist/mcs.yaml
 
@@ -89,10 +117,19 @@ dist:
 # every time in it SOURCE_DATE_EPOCH, so that one commit gives one digest; written to
 # IMAGE_ARCHIVE, an OCI archive that ctr images import, skopeo and crane take (see "The image" in
 # docs/running-in-a-cluster.md). The last three lines: the reference, the digest, the archive.
+# The archive is rebuilt only when what goes in changes (IMAGE_INPUTS, kept in IMAGE_STAMP with the
+# three lines, which an image already built prints again): make test needs it three times (make
+# dist, test-production, test-image) and builds it once.
 image:
-	rm -rf dist/image $(IMAGE_BINS)
+	@if [ -f $(IMAGE_ARCHIVE) ] && [ "$$(head -n 1 $(IMAGE_STAMP) 2>/dev/null)" = "$$($(IMAGE_INPUTS))" ]; then \
+	  echo "image: $(IMAGE_ARCHIVE) is up to date"; tail -n +2 $(IMAGE_STAMP); \
+	else $(MAKE) --no-print-directory image-build VERSION=$(VERSION); fi
+
+# Not for use on its own: make image when IMAGE_ARCHIVE is out of date.
+image-build:
+	rm -rf $(IMAGE_ARCHIVE) $(IMAGE_STAMP) $(IMAGE_BINS)
 	$(MAKE) --no-print-directory -j$(DIST_JOBS) VERSION=$(VERSION) $(IMAGE_BINS)
-	@$(IMAGE_BUILD)
+	@$(IMAGE_BUILD_STAMPED)
 	@rm -rf $(IMAGE_BINS); rmdir dist/bin 2>/dev/null || true
 
 # One platform's binary: dist/bin/OS_ARCH/kubectl-mcs[.exe].
@@ -101,7 +138,9 @@ dist/bin/%:
 	CGO_ENABLED=0 GOOS=$(firstword $(subst _, ,$*)) GOARCH=$(lastword $(subst _, ,$*)) \
 	  go build -trimpath -ldflags '$(LDFLAGS)' -o $@/kubectl-mcs$(if $(filter windows_%,$*),.exe) ./cmd/kubectl-mcs
 
-test: test-unit test-krew test-e2e test-traffic test-production test-karmada test-image conformance
+test: $(foreach s,$(TEST_STEPS),step/$(s) $(s))
+test: STEPS = $(TEST_STEPS)
+test: STEPS_OF = test
 # make test runs the suite as a test: its report goes to the cache, not over the published one.
 test: CONFORMANCE_REPORT_DIR = $(CACHE)/conformance-report
 
@@ -135,9 +174,12 @@ test-krew: dist
 	KREW_BIN=$$krew_bin DIST_DIR=$(CURDIR)/dist DIST_VERSION=$(VERSION) \
 	  go test -count=1 -tags krew -timeout 20m -v ./test/krew
 
+# Where real nodes run, node.sh build builds it all: the packages and the images beside build.sh's
+# Go builds, kubelet and kube-proxy in the same go build as the control plane. Each phase of a
+# build from nothing says where it is (test/testbed/steps.sh); elsewhere node.sh says why it skips.
 testbed-build:
-	bash test/testbed/build.sh
-	bash test/testbed/node.sh build
+	@if bash test/testbed/node.sh check >/dev/null; then bash test/testbed/node.sh build; \
+	else bash test/testbed/build.sh && bash test/testbed/node.sh build; fi
 
 # The suites below each run on a test bed of their own through test/testbed/with-bed.sh DIR
 # [VAR=VALUE...] CLUSTER... -- COMMAND: it starts the bed (VAR=VALUE for testbed.sh up only), runs
@@ -173,12 +215,12 @@ test-traffic: build testbed-build
 NEXT_VERSION := $(VERSION)-next
 NEXT_IMAGE   := $(IMAGE_REPO):$(NEXT_VERSION)
 NEXT_ARCHIVE := $(CACHE)/images/kubectl-mcs-next.tar
+# The images on a line of their own: make -n runs a line that calls $(MAKE), and only that one.
 test-production: build testbed-build
+	@if bash test/testbed/node.sh check >/dev/null; then mkdir -p $(dir $(NEXT_ARCHIVE)); \
+	  $(MAKE) --no-print-directory image VERSION=$(NEXT_VERSION) PLATFORMS=linux/$$(go env GOARCH) IMAGE_ARCHIVE=$(NEXT_ARCHIVE) >/dev/null; \
+	  $(MAKE) --no-print-directory image VERSION=$(VERSION); fi
 	@if ! why=$$(bash test/testbed/node.sh check); then echo "test-production: skipped: $$why"; exit 0; fi; \
-	mkdir -p $(dir $(NEXT_ARCHIVE)); \
-	$(MAKE) --no-print-directory image VERSION=$(NEXT_VERSION) PLATFORMS=linux/$$(go env GOARCH) >/dev/null; \
-	mv dist/image/kubectl-mcs.tar $(NEXT_ARCHIVE); \
-	$(MAKE) --no-print-directory image VERSION=$(VERSION); \
 	status=0; \
 	bash test/testbed/with-bed.sh $(PRODUCTION_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 \
 	  member1 member2 member3 -- env TRAFFIC_MODE=production TRAFFIC_KUBECONFIG=$(PRODUCTION_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) \
@@ -280,8 +322,17 @@ testbed-up: build testbed-build
 testbed-down:
 	bash test/testbed/testbed.sh down
 
-demo: build testbed-up
+demo: $(foreach s,$(filter-out demo,$(DEMO_STEPS)),step/$(s) $(s)) step/demo
 	bash hack/demo.sh
+demo: STEPS = $(DEMO_STEPS)
+demo: STEPS_OF = demo
+
+# "make demo: [2/4] testbed-build: ..." before a step of make demo or make test (STEPS, STEPS_OF).
+step/%:
+	@echo "make $(STEPS_OF): [$(call position,$*,$(STEPS))/$(words $(STEPS))] $*: $(ABOUT_$*)"
+# position WORD LIST: WORD's place in LIST, counted from 1.
+position = $(call position_from,$1,$2,x)
+position_from = $(if $2,$(if $(filter $1,$(firstword $2)),$(words $3),$(call position_from,$1,$(wordlist 2,$(words $2),$2),$3 x)))
 
 clean:
 	rm -rf bin dist

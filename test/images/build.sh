@@ -19,8 +19,11 @@ mkdir -p "$OUT"
 log() { echo "images: $*" >&2; }
 # shellcheck source=../testbed/lock.sh
 . "$here/../testbed/lock.sh"
+# shellcheck source=../testbed/steps.sh
+. "$here/../testbed/steps.sh"
+TESTBED_BUILD_STEPS=${TESTBED_BUILD_STEPS:-images}
 trap 'rm -rf "$OUT"/*.tmp.$$; cache_unlock' EXIT
-cache_lock "$CACHE/.images-build.lock" images
+[ "${TESTBED_BUILD_PLAN:-}" = 1 ] || cache_lock "$CACHE/.images-build.lock" images
 
 tag=$(cat "$here/pause/main.go" "$here/echo/main.go" "$0" | { cat; echo "$SUITE $PACKAGES"; } | sha256sum | cut -c1-12)
 
@@ -53,6 +56,16 @@ pack() {
 
 gobuild() { (cd "$here/../.." && CGO_ENABLED=0 go build -trimpath -ldflags=-s -o "$2" "./test/images/$1"); }
 
+# The phase says where it is once, before the first of its parts that has work to do.
+base="$OUT/rootfs-$SUITE-$(echo "$PACKAGES" | sha256sum | cut -c1-8)"
+if [ ! -f "$OUT/pause-$tag.tar" ] || [ ! -f "$OUT/toolbox-$tag.tar" ]; then
+  if [ -f "$base/.complete" ]; then
+    step images "building the test images mcs-test/pause and mcs-test/toolbox" "20 s" || exit 0
+  else
+    step images "building the test images mcs-test/pause and mcs-test/toolbox on a Debian $SUITE root (debootstrap)" "3 min" || exit 0
+  fi
+fi
+
 if [ ! -f "$OUT/pause-$tag.tar" ]; then
   log "building mcs-test/pause:$tag"
   root="$OUT/pause-root.tmp.$$"; mkdir -p "$root"
@@ -62,7 +75,6 @@ fi
 
 if [ ! -f "$OUT/toolbox-$tag.tar" ]; then
   # The Debian root is the slow part (about a minute): kept across echo changes.
-  base="$OUT/rootfs-$SUITE-$(echo "$PACKAGES" | sha256sum | cut -c1-8)"
   if [ ! -f "$base/.complete" ]; then
     command -v debootstrap >/dev/null || { log "debootstrap is missing (apt-get install debootstrap)"; exit 1; }
     m=$(mirror); [ -n "$m" ] || { log "no Debian mirror found in apt's sources"; exit 1; }

@@ -2,7 +2,10 @@
 # Builds the pinned control-plane binaries the test bed runs, from the Go module proxy, into a
 # cache outside the repo. Reuses what is already there. Safe to run concurrently on one cache: a
 # lock on the cache serialises builds (a second one waits, then finds the binaries built), and
-# every temporary file is named for its process.
+# every temporary file is named for its process. Two phases, run side by side (each alone leaves a
+# core idle while it downloads modules or links): kwok, etcd and CoreDNS, one small module after
+# the other; the Kubernetes commands, from one module in one go build. Each says where it is first
+# (steps.sh).
 set -euo pipefail
 
 K8S_VERSION=${K8S_VERSION:-v1.36.3}
@@ -17,9 +20,12 @@ log() { echo "testbed-build: $*" >&2; }
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=lock.sh
 . "$here/lock.sh"
+# shellcheck source=steps.sh
+. "$here/steps.sh"
+TESTBED_BUILD_STEPS=${TESTBED_BUILD_STEPS:-tools kubernetes}
 # A build that fails or is interrupted leaves no temporary file and no lock behind.
-trap 'rm -f "$BIN"/*.tmp.$$ "$CACHE"/bin/etcd-*.tmp.$$; cache_unlock' EXIT
-cache_lock "$CACHE/.testbed-build.lock" testbed-build
+trap 'rm -rf "$BIN"/*.tmp.$$ "$CACHE"/bin/etcd-*.tmp.$$ "$CACHE"/bin/coredns-*/coredns.tmp.$$; cache_unlock' EXIT
+[ "${TESTBED_BUILD_PLAN:-}" = 1 ] || cache_lock "$CACHE/.testbed-build.lock" testbed-build
 
 # Kubernetes components: k8s.io/kubernetes replaces its staging modules with local paths, which a
 # dependent module cannot follow, so every one of them is replaced by its published tag.
@@ -56,11 +62,18 @@ build_k8s() {
   # The version stamp: without it kubelet registers its node as v0.0.0-master.
   local minor=${K8S_VERSION#v1.}; minor=${minor%%.*}
   local ldflags="-s -X k8s.io/component-base/version.gitVersion=$K8S_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor"
-  for b in "${missing[@]}"; do
-    log "building $b $K8S_VERSION"
-    (cd "$mod" && go build -tags tools -ldflags="$ldflags" -o "$BIN/$b.tmp.$$" "k8s.io/kubernetes/cmd/$b") && mv "$BIN/$b.tmp.$$" "$BIN/$b"
-  done
+  # One go build for them all: it links them side by side, and each package is compiled once.
+  local out="$BIN/build.tmp.$$" pkgs=()
+  for b in "${missing[@]}"; do pkgs+=("k8s.io/kubernetes/cmd/$b"); done
+  mkdir -p "$out"
+  (cd "$mod" && go build -tags tools -ldflags="$ldflags" -o "$out/" "${pkgs[@]}")
+  for b in "${missing[@]}"; do mv "$out/$b" "$BIN/$b"; done
+  rmdir "$out"
 }
+
+# The Kubernetes phase's minutes from nothing (figures in DEVELOPERS.md): the apiserver,
+# controller-manager and scheduler, and kubelet and kube-proxy with them.
+k8s_minutes() { if [ "$1" -gt 3 ]; then echo 18; else echo 15; fi; }
 
 build_etcd() {
   local out="$CACHE/bin/etcd-$ETCD_VERSION"
@@ -117,11 +130,31 @@ func main() { coremain.Run() }
 GO
    go mod edit -require "github.com/coredns/coredns@$COREDNS_VERSION"
    go mod tidy >/dev/null
-   go build -ldflags=-s -o "$out.tmp" . && mv "$out.tmp" "$out")
+   go build -ldflags=-s -o "$out.tmp.$$" . && mv "$out.tmp.$$" "$out")
 }
 
-build_kwok
-build_etcd
-build_k8s
-build_coredns
+# join A B...: "A, B, ..."
+join() { local s; s=$(printf '%s, ' "$@"); echo "${s%, }"; }
+
+# What is missing, phase by phase; each phase says so in order, then both run side by side and
+# always to their end, so that a failure leaves no build behind.
+tools=()
+[ -x "$CACHE/bin/kwok-$KWOK_VERSION/kwokctl" ] && [ -x "$CACHE/bin/kwok-$KWOK_VERSION/kwok" ] || tools+=("kwok $KWOK_VERSION")
+[ -x "$CACHE/bin/etcd-$ETCD_VERSION" ] || tools+=("etcd $ETCD_VERSION")
+[ -x "$CACHE/bin/coredns-$COREDNS_VERSION/coredns" ] || tools+=("coredns $COREDNS_VERSION")
+k8s=()
+for b in kube-apiserver kube-controller-manager kube-scheduler; do [ -x "$BIN/$b" ] || k8s+=("$b"); done
+if [ "${TESTBED_NODE_BINARIES:-}" = 1 ]; then
+  for b in kubelet kube-proxy; do [ -x "$BIN/$b" ] || k8s+=("$b"); done
+fi
+lanes=()
+if [ ${#tools[@]} -gt 0 ] && step tools "building $(join "${tools[@]}")" "5 min"; then
+  { build_kwok; build_etcd; build_coredns; } & lanes+=($!)
+fi
+if [ ${#k8s[@]} -gt 0 ] && step kubernetes "building $(join "${k8s[@]}") $K8S_VERSION" "$(k8s_minutes ${#k8s[@]}) min"; then
+  build_k8s & lanes+=($!)
+fi
+status=0
+for pid in "${lanes[@]}"; do wait "$pid" || status=1; done
+[ "$status" = 0 ] || { log "failed (above)"; exit 1; }
 echo "$CACHE/bin"

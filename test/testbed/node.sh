@@ -32,6 +32,11 @@ PACKAGES=(containerd runc containernetworking-plugins iptables nftables conntrac
 CNI_BIN=${CNI_BIN:-/usr/lib/cni}
 DNS_SERVER_ADDR=127.0.0.1:5353
 log() { echo "node: $*" >&2; }
+# shellcheck source=steps.sh
+. "$here/steps.sh"
+# A real-node bed's build from nothing: the packages, then the images' Debian root, beside the Go
+# builds of build.sh (its two phases).
+export TESTBED_BUILD_STEPS=${TESTBED_BUILD_STEPS:-packages images tools kubernetes}
 
 # One short tag per bed names its namespaces, links and cgroups (links take 15 characters), and
 # one /24 of 10.250.0.0/16 is its segment: two beds on one machine never meet.
@@ -67,19 +72,29 @@ install_packages() {
   done
   [ ${#missing[@]} -eq 0 ] && return
   command -v apt-get >/dev/null || { log "missing packages ${missing[*]} and no apt-get"; exit 1; }
-  log "installing ${missing[*]}"
+  step packages "installing ${missing[*]} (apt-get)" "30 s" || return 0
   apt-get update -qq >/dev/null
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
-# paths sets the binaries and images (building what is missing).
+# paths sets the binaries and images, building what is missing: the packages and then the images
+# (network and disk) beside the Go builds (CPU), each phase saying so first, in order (steps.sh).
 paths() {
-  local root k8s
-  root=$(TESTBED_NODE_BINARIES=1 bash "$here/build.sh" | tail -n 1)
+  local root k8s images="$CACHE/.node-images.$$" pid status=0
+  mkdir -p "$CACHE"
+  TESTBED_BUILD_PLAN=1 install_packages
+  TESTBED_BUILD_PLAN=1 bash "$here/../images/build.sh" >/dev/null
+  { export TESTBED_BUILD_SAID="packages images"
+    install_packages && bash "$here/../images/build.sh" >"$images"; } & pid=$!
+  root=$(TESTBED_NODE_BINARIES=1 bash "$here/build.sh" | tail -n 1) || status=1
+  wait "$pid" || status=1
+  [ "${TESTBED_BUILD_PLAN:-}" != 1 ] || { rm -f "$images"; exit 0; }
+  [ "$status" = 0 ] || { rm -f "$images"; exit 1; }
   k8s=$(ls -d "$root"/k8s-* | sort | tail -n 1)
   KUBELET=$k8s/kubelet KUBE_PROXY=$k8s/kube-proxy
   COREDNS=$(ls "$root"/coredns-*/coredns | sort | tail -n 1)
-  eval "$(bash "$here/../images/build.sh" | tr ' ' '\n' | grep -E '^[A-Z_]+=')"
+  eval "$(tr ' ' '\n' <"$images" | grep -E '^[A-Z_]+=')"
+  rm -f "$images"
   NODEDNS="$CACHE/bin/nodedns"
   (cd "$here/../.." && CGO_ENABLED=0 go build -o "$NODEDNS.tmp.$$" ./test/testbed/nodedns && mv "$NODEDNS.tmp.$$" "$NODEDNS")
 }
@@ -320,13 +335,11 @@ case "$cmd" in
   build)
     reason=$(why)
     [ -z "$reason" ] || { echo "node: skipped: $reason" >&2; exit 0; }
-    install_packages
     paths
     ;;
   up)
     reason=$(why)
     [ -z "$reason" ] || { log "cannot start real nodes: $reason"; exit 3; }
-    install_packages
     paths
     segment
     for n in "$@"; do node_up "$n" || { log "$n: failed; logs in $NODES/$n/logs"; exit 1; }; done
