@@ -152,7 +152,7 @@ func TestSingleFaults(t *testing.T) {
 func expectHas(t *testing.T, r *Report, check, cluster string, sev Severity, msg, fix string) {
 	t.Helper()
 	for _, x := range only(r, check, cluster) {
-		if x.Severity == sev && strings.Contains(x.Message, msg) && strings.Contains(x.Fix, fix) {
+		if x.Severity == sev && strings.Contains(x.Message, msg) && strings.Contains(fixText(x), fix) {
 			return
 		}
 	}

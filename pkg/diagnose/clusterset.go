@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
@@ -35,7 +36,8 @@ func checkReachable(s *Snapshot) []Result {
 			r.Severity, r.Message = OK, "the API server answers"
 		case snapshot.Unreachable:
 			r.Severity, r.Message = Fail, "unreachable: "+strings.TrimPrefix(m.Message, "unreachable: ")
-			r.Fix = fmt.Sprintf("Check that the cluster is up and that context %q points at it: kubectl --context %s get --raw /readyz.", m.Context, m.Context)
+			r.Fix = fmt.Sprintf("Check that the cluster is up and that context %q points at it:", m.Context)
+			r.Commands = []shell.Command{readyzCommand(m)}
 		default:
 			r.Severity, r.Message = Fail, "could not be read: "+m.Message
 			r.Fix = fmt.Sprintf("Give the user of context %q list and watch on the resources named (see the rbac check).", m.Context)
@@ -56,11 +58,11 @@ func checkCRDs(s *Snapshot) []Result {
 		switch {
 		case m.State == snapshot.NoCRDs || len(m.ServedVersions) == 0:
 			r.Severity, r.Message = Fail, "the ServiceExport/ServiceImport CRDs are not installed: this cluster exports and imports nothing"
-			r.Fix = fmt.Sprintf("Install them: kubectl mcs init --contexts=%s.", m.Context)
+			r.Fix, r.Commands = "Install them:", []shell.Command{initCommand(m)}
 		case !contains(m.ServedVersions, mcsapi.V1beta1):
 			r.Severity = Warn
 			r.Message = "serves only v1alpha1 (v0.1.0-era CRDs, as Karmada bundles): fields its schema lacks are not written there"
-			r.Fix = fmt.Sprintf("Upgrade to the v1beta1 CRDs unless Karmada needs these: kubectl mcs init --contexts=%s.", m.Context)
+			r.Fix, r.Commands = "Upgrade to the v1beta1 CRDs unless Karmada needs these:", []shell.Command{initCommand(m)}
 		default:
 			r.Severity, r.Message = OK, "served: "+strings.Join(m.ServedVersions, ", ")
 		}
@@ -95,11 +97,11 @@ func checkClusterIDs(s *Snapshot) []Result {
 		fix := ""
 		if errs := validation.IsDNS1123Label(m.ID); len(errs) > 0 {
 			problems = append(problems, fmt.Sprintf("%q is not a valid RFC 1123 label: %s", m.ID, errs[0]))
-			fix = fmt.Sprintf("Name the cluster with a valid ID: --contexts=%s=ID.", m.Context)
+			fix = fmt.Sprintf("Give context %q a valid ID in --contexts, as %q.", m.Context, m.Context+"=ID")
 		}
 		if hasProp && prop != m.ID {
 			problems = append(problems, fmt.Sprintf("its ClusterProperty %s says %q, not %q", PropertyClusterID, prop, m.ID))
-			fix = fmt.Sprintf("Use the cluster's own ID (--contexts=%s=%s) or correct its ClusterProperty.", m.Context, prop)
+			fix = fmt.Sprintf("Use the cluster's own ID, %q in --contexts, or correct its ClusterProperty.", m.Context+"="+prop)
 		}
 		for _, id := range []string{m.ID, prop} {
 			if others := without(claims[id], m.ID); id != "" && len(others) > 0 {

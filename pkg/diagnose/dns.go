@@ -11,6 +11,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 )
 
 // DNSMarker is the line `kubectl mcs init --dns` puts at the top of its block in the Corefile.
@@ -36,7 +37,7 @@ func checkDNS(s *Snapshot) []Result {
 			r.Message = "skipped: no CoreDNS ConfigMap kube-system/coredns"
 		case !strings.Contains(m.CoreDNS.Data["Corefile"], DNSMarker):
 			r.Severity, r.Message = Warn, "the Corefile has no kubectl-mcs block: clusterset names (NAME.NS.svc.clusterset.local) do not resolve here"
-			r.Fix = fmt.Sprintf("Add it if clusterset DNS is wanted: kubectl mcs init --dns --contexts=%s.", m.Context)
+			r.Fix, r.Commands = "Add it if clusterset DNS is wanted:", []shell.Command{initDNSCommand(m)}
 		default:
 			r = checkForward(m)
 		}
@@ -52,12 +53,11 @@ func checkDNS(s *Snapshot) []Result {
 func checkForward(m Cluster) Result {
 	r := Result{Check: CheckDNS, Cluster: m.ID, Object: coreDNSObject, Severity: OK}
 	svcName := names.SystemNamespace + "/" + names.DNSServerName
-	apply := fmt.Sprintf("kubectl mcs dns-server --print-manifests --context %s | kubectl --context %s apply -f -", m.Context, m.Context)
-	initDNS := fmt.Sprintf("kubectl mcs init --dns --contexts=%s", m.Context)
+	apply, initDNS := dnsServerCommand(m), initDNSCommand(m)
 	up, err := dns.Forward(m.CoreDNS.Data["Corefile"])
 	if err != nil {
 		r.Severity, r.Message = Fail, "the kubectl-mcs block cannot forward the clusterset zone: "+err.Error()
-		r.Fix = fmt.Sprintf("Run the DNS server there (%s), then write the block again: %s.", apply, initDNS)
+		r.Fix, r.Commands = "Run the DNS server there, then write the block again:", []shell.Command{apply, initDNS}
 		return r
 	}
 	host, port, _ := net.SplitHostPort(up.Addr)
@@ -73,15 +73,15 @@ func checkForward(m Cluster) Result {
 		r.Fix = "Allow get on services and list on endpointslices in " + names.SystemNamespace + " to check it."
 	case m.DNSServer == nil:
 		r.Severity, r.Message = Fail, fmt.Sprintf("service %s does not exist: CoreDNS forwards the clusterset zone to %s, and clusterset names fail (SERVFAIL)", svcName, up.Addr)
-		r.Fix = fmt.Sprintf("Run the DNS server there (%s), then forward to its new ClusterIP: %s.", apply, initDNS)
+		r.Fix, r.Commands = "Run the DNS server there, then forward to its new ClusterIP:", []shell.Command{apply, initDNS}
 	case !slices.Contains(clusterIPs(m.DNSServer), host) || !servesPort(m.DNSServer, port):
 		r.Severity, r.Message = Fail, fmt.Sprintf("CoreDNS forwards the clusterset zone to %s, which is not service %s (cluster IPs %s, port 53): it was recreated since init --dns, and clusterset names fail (SERVFAIL)",
 			up.Addr, svcName, strings.Join(clusterIPs(m.DNSServer), ","))
-		r.Fix = fmt.Sprintf("Forward to its ClusterIP of now: %s.", initDNS)
+		r.Fix, r.Commands = "Forward to its ClusterIP of now:", []shell.Command{initDNS}
 	case ready == 0:
 		r.Severity, r.Message = Fail, fmt.Sprintf("service %s has no ready endpoints: CoreDNS forwards the clusterset zone to %s, and clusterset names fail (SERVFAIL)", svcName, up.Addr)
-		r.Fix = fmt.Sprintf("See why its pods are not ready: kubectl --context %s -n %s get pods -l app.kubernetes.io/name=%s (if the Deployment is gone: %s).",
-			m.Context, names.SystemNamespace, names.DNSServerName, apply)
+		r.Fix = "See why its pods are not ready with the first command; if the Deployment is gone, run the DNS server again with the second:"
+		r.Commands = []shell.Command{dnsPodsCommand(m), apply}
 	default:
 		r.Message = fmt.Sprintf("CoreDNS forwards the clusterset zone to service %s (%s), %d ready endpoint(s)", svcName, up.Addr, ready)
 	}

@@ -14,6 +14,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
@@ -115,10 +116,6 @@ func checkExports(s *Snapshot, svcs []service, objs []*objects) []Result {
 	return out
 }
 
-func unexpose(m Cluster, k key) string {
-	return fmt.Sprintf("kubectl mcs unexpose %s -n %s --contexts=%s", k.Name, k.Namespace, m.Context)
-}
-
 func exportService(m Cluster, sv service, cs status.ClusterStatus, obj string) Result {
 	r := Result{Check: CheckExportService, Cluster: m.ID, Object: obj, Severity: OK}
 	switch {
@@ -126,12 +123,12 @@ func exportService(m Cluster, sv service, cs status.ClusterStatus, obj string) R
 		r.Message = fmt.Sprintf("exports Service %s/%s (%s)", sv.Namespace, sv.Name, cs.Service.Type)
 	case cs.Export.InvalidReason == string(mcsv1beta1.ServiceExportReasonInvalidServiceType):
 		r.Severity, r.Message = Fail, fmt.Sprintf("Service %s/%s is of type ExternalName, which cannot be exported", sv.Namespace, sv.Name)
-		r.Fix = fmt.Sprintf("Export a ClusterIP or headless Service instead, or remove this export: %s.", unexpose(m, sv.key))
+		r.Fix, r.Commands = "Export a ClusterIP or headless Service instead, or remove this export:", []shell.Command{unexposeCommand(m, sv.key)}
 	case cs.Export.InvalidReason == "Terminating":
 		r.Message = "the export is being deleted"
 	default:
 		r.Severity, r.Message = Fail, fmt.Sprintf("there is no Service %s/%s in this cluster to export", sv.Namespace, sv.Name)
-		r.Fix = fmt.Sprintf("Create the Service in %q, or remove the export: %s.", m.ID, unexpose(m, sv.key))
+		r.Fix, r.Commands = fmt.Sprintf("Create the Service in %q, or remove the export:", m.ID), []shell.Command{unexposeCommand(m, sv.key)}
 	}
 	return r
 }
@@ -141,7 +138,7 @@ func exportService(m Cluster, sv service, cs status.ClusterStatus, obj string) R
 // since, acted), mean no controller has looked at it since.
 func exportConditions(now time.Time, m Cluster, exp *mcsv1beta1.ServiceExport, svc *corev1.Service, cs status.ClusterStatus, obj string, acted time.Time) Result {
 	r := Result{Check: CheckExportConds, Cluster: m.ID, Object: obj, Severity: OK}
-	runSync := "Run the MCS controller: kubectl mcs sync --watch over the clusterset (or check its log if it runs)."
+	runSync := "Run the MCS controller over the clusterset, or check its log if it runs:"
 	conds := map[string]metav1.Condition{}
 	var parts []string
 	var seen time.Time
@@ -170,7 +167,7 @@ func exportConditions(now time.Time, m Cluster, exp *mcsv1beta1.ServiceExport, s
 			r.Fix = "See sync's log for the write it cannot make (the kubectl_mcs_failing_writes metric counts them) and the rbac check for serviceexports/status."
 			return r
 		}
-		r.Severity, r.Message, r.Fix = Fail, "no Valid/Ready/Conflict conditions: no MCS controller has processed this export (is kubectl mcs sync running?)", runSync
+		r.Severity, r.Message, r.Fix, r.sync = Fail, "no Valid/Ready/Conflict conditions: no MCS controller has processed this export (is sync running?)", runSync, syncController
 		return r
 	}
 	r.Message = strings.Join(parts, ", ")
@@ -178,12 +175,13 @@ func exportConditions(now time.Time, m Cluster, exp *mcsv1beta1.ServiceExport, s
 	if changed.Sub(seen) > time.Second {
 		r.Severity = Fail
 		r.Message += fmt.Sprintf("; the %s changed %s ago, after the conditions were last written (%s ago): no controller is running", what, duration.HumanDuration(now.Sub(changed)), duration.HumanDuration(now.Sub(seen)))
-		r.Fix = runSync
+		r.Fix, r.sync = runSync, syncController
 		return r
 	}
 	if c, ok := conds[string(mcsv1beta1.ServiceExportConditionValid)]; ok && c.Status == metav1.ConditionFalse {
 		r.Severity, r.Message = Fail, r.Message+": "+c.Message
-		r.Fix = fmt.Sprintf("Create a ClusterIP or headless Service %s in %q, or remove the export: %s.", exp.Name, m.ID, unexpose(m, key{Namespace: exp.Namespace, Name: exp.Name}))
+		r.Fix = fmt.Sprintf("Create a ClusterIP or headless Service %s in %q, or remove the export:", exp.Name, m.ID)
+		r.Commands = []shell.Command{unexposeCommand(m, key{Namespace: exp.Namespace, Name: exp.Name})}
 	} else if c, ok := conds[string(mcsv1beta1.ServiceExportConditionReady)]; ok && c.Status == metav1.ConditionFalse {
 		r.Severity, r.Message = Fail, r.Message+": "+c.Message
 		r.Fix = "See the import checks below for the clusters that lack the import; sync marks it Ready once every reachable importing cluster has it."
@@ -284,7 +282,8 @@ func exportConflict(m Cluster, sv service, obj string) Result {
 	if len(msgs) > 0 {
 		sort.Strings(reasons)
 		r.Severity, r.Message = Fail, strings.Join(msgs, " ")
-		r.Fix = fmt.Sprintf("Make the Service in %q agree with the one in %q, whose older export wins (%s), or stop exporting it here: %s.", m.ID, winner, strings.Join(reasons, ", "), unexpose(m, sv.key))
+		r.Fix = fmt.Sprintf("Make the Service in %q agree with the one in %q, whose older export wins (%s), or stop exporting it here:", m.ID, winner, strings.Join(reasons, ", "))
+		r.Commands = []shell.Command{unexposeCommand(m, sv.key)}
 	}
 	return r
 }
@@ -306,6 +305,6 @@ func exportEndpoints(m Cluster, sv service, cs status.ClusterStatus, obj string,
 	} else {
 		r.Message += ": this cluster adds no backends"
 	}
-	r.Fix = fmt.Sprintf("Check the Service's selector and pods: kubectl --context %s -n %s get endpointslices -l %s=%s.", m.Context, sv.Namespace, discoveryv1.LabelServiceName, sv.Name)
+	r.Fix, r.Commands = "Check the Service's selector and pods:", []shell.Command{endpointSlicesCommand(m, sv.key)}
 	return r
 }

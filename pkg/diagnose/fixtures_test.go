@@ -152,7 +152,7 @@ func failed(r *Report) string {
 	var b strings.Builder
 	for _, x := range r.Results {
 		if x.Severity != OK {
-			fmt.Fprintf(&b, "%s %s %s %s: %s (fix: %s)\n", x.Severity, x.Check, x.Cluster, x.Object, x.Message, x.Fix)
+			fmt.Fprintf(&b, "%s %s %s %s: %s (fix: %s)\n", x.Severity, x.Check, x.Cluster, x.Object, x.Message, fixText(x))
 		}
 	}
 	return b.String()
@@ -172,7 +172,7 @@ func expectOne(t *testing.T, r *Report, check, cluster string, sev Severity, msg
 		t.Fatalf("want exactly one non-ok result (%s %s), got:\n%s", check, cluster, failed(r))
 	}
 	h := hits[0]
-	if h.Check != check || h.Cluster != cluster || h.Severity != sev || !strings.Contains(h.Message, msg) || !strings.Contains(h.Fix, fix) {
-		t.Errorf("got %s %s %s: %q (fix %q); want %s %s %s, message containing %q, fix containing %q", h.Severity, h.Check, h.Cluster, h.Message, h.Fix, sev, check, cluster, msg, fix)
+	if h.Check != check || h.Cluster != cluster || h.Severity != sev || !strings.Contains(h.Message, msg) || !strings.Contains(fixText(h), fix) {
+		t.Errorf("got %s %s %s: %q (fix %q); want %s %s %s, message containing %q, fix containing %q", h.Severity, h.Check, h.Cluster, h.Message, fixText(h), sev, check, cluster, msg, fix)
 	}
 }

@@ -10,10 +10,11 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
-const runSyncFix = "Run kubectl mcs sync over the clusterset (or check that sync --watch is running and may write here: see the rbac check)."
+const runSyncFix = "Run sync over the clusterset, or check that sync --watch runs and may write here (see the rbac check):"
 
 // checkImports: per service and member, the ServiceImport, its IP, the derived Service and the
 // EndpointSlice copies.
@@ -42,23 +43,24 @@ func checkImports(s *Snapshot, svcs []service, objs []*objects) []Result {
 			case si == nil && len(exporting) == 0:
 				continue
 			case si == nil:
-				r.Severity, r.Message, r.Fix = Fail, fmt.Sprintf("no ServiceImport %s/%s although %s export it", sv.Namespace, sv.Name, quoted(exporting)), runSyncFix
+				r.Severity, r.Message, r.Fix, r.sync = Fail, fmt.Sprintf("no ServiceImport %s/%s although %s export it", sv.Namespace, sv.Name, quoted(exporting)), runSyncFix, syncPass(sv.Namespace)
 				out = append(out, r)
 				continue
 			case !names.IsManaged(si.Labels):
 				r.Severity = Fail
 				r.Message = fmt.Sprintf("ServiceImport %s/%s was not created by kubectl-mcs (no %s=%s): sync leaves it alone, so this cluster does not get the service", sv.Namespace, sv.Name, names.ManagedByLabel, names.ManagedByValue)
-				r.Fix = fmt.Sprintf("Delete it (kubectl --context %s -n %s delete serviceimport %s) so that sync imports the service, or stop exporting %s.", m.Context, sv.Namespace, sv.Name, sv.Name)
+				r.Fix = fmt.Sprintf("Delete it so that sync imports the service, or stop exporting %s:", sv.Name)
+				r.Commands = []shell.Command{deleteImportCommand(m, sv.key)}
 				out = append(out, r)
 				continue
 			case len(exporting) == 0:
 				r.Severity, r.Message = Fail, "left over: no cluster exports it any more"
-				r.Fix = runSyncFix
+				r.Fix, r.sync = runSyncFix, syncPass(sv.Namespace)
 				out = append(out, r)
 				continue
 			}
 			if got := sourcesOf(si); !sameSet(got, exporting) {
-				r.Severity, r.Fix = Fail, runSyncFix
+				r.Severity, r.Fix, r.sync = Fail, runSyncFix, syncPass(sv.Namespace)
 				r.Message = fmt.Sprintf("status.clusters lists %s but %s export it", listOr(got), listOr(exporting))
 			} else {
 				r.Message = "imports from " + quoted(exporting)
@@ -121,7 +123,7 @@ func checkDerived(m Cluster, sv service, name string, d *corev1.Service, si *mcs
 	case d == nil:
 		r.Severity = Fail
 		r.Message = fmt.Sprintf("the derived Service %s/%s does not exist: nothing serves the import in this cluster", sv.Namespace, name)
-		r.Fix = "Run kubectl mcs sync: it recreates the derived Service (is sync --watch running?)."
+		r.Fix, r.sync = "Run sync, which recreates the derived Service (or check that sync --watch runs):", syncPass(sv.Namespace)
 	case !names.IsManaged(d.Labels):
 		r.Severity = Fail
 		r.Message = fmt.Sprintf("Service %s/%s was not created by kubectl-mcs: sync will not take it over", sv.Namespace, name)
@@ -130,7 +132,8 @@ func checkDerived(m Cluster, sv service, name string, d *corev1.Service, si *mcs
 		// kube-proxy serves the Service's ports only: a port of the import it lacks is refused.
 		r.Severity = Fail
 		r.Message = fmt.Sprintf("ports %s differ from the ServiceImport's %s: connections to a port it lacks are refused", derivedPorts(d), importPorts(si))
-		r.Fix = "Run kubectl mcs sync: it writes the derived Service's ports from the import (if sync --watch runs, the export-conditions check names a write it cannot make)."
+		r.Fix = "Run sync, which writes the derived Service's ports from the import (if sync --watch runs, the export-conditions check names a write it cannot make):"
+		r.sync = syncPass(sv.Namespace)
 	default:
 		r.Message = "exists, created by kubectl-mcs"
 	}
@@ -207,7 +210,7 @@ func checkImportIP(m Cluster, sv service, si *mcsv1beta1.ServiceImport, d *corev
 		r.Message = "ClusterSetIP " + strings.Join(si.Spec.IPs, ",")
 	}
 	if r.Severity == Fail {
-		r.Fix = "Run kubectl mcs sync: it sets the import from the derived Service (is sync --watch running?)."
+		r.Fix, r.sync = "Run sync, which sets the import from the derived Service (or check that sync --watch runs):", syncPass(sv.Namespace)
 	}
 	return r
 }
@@ -230,11 +233,11 @@ func checkSlices(s *Snapshot, m Cluster, sv service, o *objects, exporting []str
 		if sourceRead {
 			have = addresses(objs[i].sources(sv.key))
 		}
-		var bad, stale []string
+		var bad, badNames, stale []string
 		n := 0
 		for _, c := range copies {
 			if problems := sliceLabels(c, derived); problems != "" {
-				bad = append(bad, c.Name+": "+problems)
+				bad, badNames = append(bad, c.Name+": "+problems), append(badNames, c.Name)
 			}
 			if !sourceRead {
 				continue
@@ -254,13 +257,14 @@ func checkSlices(s *Snapshot, m Cluster, sv service, o *objects, exporting []str
 		}
 		switch {
 		case len(copies) == 0 && (!sourceRead || len(objs[i].sources(sv.key)) > 0):
-			r.Severity, r.Message, r.Fix = Fail, fmt.Sprintf("no EndpointSlice from %q: its endpoints are not reachable from here", src), runSyncFix
+			r.Severity, r.Message, r.Fix, r.sync = Fail, fmt.Sprintf("no EndpointSlice from %q: its endpoints are not reachable from here", src), runSyncFix, syncPass(sv.Namespace)
 		case len(bad) > 0:
 			r.Severity, r.Message = Fail, "wrongly labelled: "+strings.Join(bad, "; ")
-			r.Fix = "Delete those slices (they are not sync's) and run kubectl mcs sync."
+			r.Fix, r.sync = "Delete those slices (they are not sync's), then run sync:", syncPass(sv.Namespace)
+			r.Commands = []shell.Command{deleteSlicesCommand(m, sv.Namespace, badNames)}
 		case len(stale) > 0:
 			r.Severity, r.Message = Fail, "stale: "+strings.Join(stale, "; ")
-			r.Fix = "Run kubectl mcs sync: it replaces copies whose endpoints are gone (is sync --watch running?)."
+			r.Fix, r.sync = "Run sync, which replaces copies whose endpoints are gone (or check that sync --watch runs):", syncPass(sv.Namespace)
 		case !sourceRead:
 			r.Severity, r.Message = Warn, fmt.Sprintf("%d slice(s), last known: %q cannot be read", len(copies), src)
 			r.Fix = "See the reachable check for that cluster."
@@ -287,12 +291,13 @@ func checkSlices(s *Snapshot, m Cluster, sv service, o *objects, exporting []str
 		if _, ok := members[src]; ok {
 			out = append(out, Result{Check: CheckSlices, Cluster: m.ID, Object: obj, Severity: Fail,
 				Message: fmt.Sprintf("stale: %s come from %q, which does not export %s", strings.Join(list, ", "), src, sv.Name),
-				Fix:     "Run kubectl mcs sync: it deletes the copies of clusters that stopped exporting (is sync --watch running?)."})
+				Fix:     "Run sync, which deletes the copies of clusters that stopped exporting (or check that sync --watch runs):", sync: syncPass(sv.Namespace)})
 			continue
 		}
 		out = append(out, Result{Check: CheckForeignSlice, Cluster: m.ID, Object: obj, Severity: Fail,
 			Message: fmt.Sprintf("%s come from cluster %q, which is not in the clusterset: sync leaves them alone", strings.Join(list, ", "), src),
-			Fix:     fmt.Sprintf("Add that cluster to --contexts if it is a member, else delete the slices: kubectl --context %s -n %s delete endpointslices -l %s=%s.", m.Context, sv.Namespace, mcsv1beta1.LabelSourceCluster, src)})
+			Fix:      "Add that cluster to --contexts if it is a member, else delete the slices:",
+			Commands: []shell.Command{deleteForeignSlicesCommand(m, sv.Namespace, src)}})
 	}
 	return out
 }

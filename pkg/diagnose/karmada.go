@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
 
@@ -43,7 +44,7 @@ func checkKarmada(s *Snapshot) []Result {
 			r.Fix = "Check that karmada-controller-manager runs with --feature-gates=MultiClusterService=true."
 		default:
 			r.Severity, r.Message = Fail, strings.Join(problems, " ")
-			r.Fix = karmadaFix(k.Context, kind, ns, name, problems)
+			r.Fix, r.Commands = karmadaFix(k.Context, kind, ns, name, problems)
 		}
 		out = append(out, r)
 	}
@@ -59,17 +60,17 @@ func checkKarmada(s *Snapshot) []Result {
 	return out
 }
 
-func karmadaFix(ctx, kind, ns, name string, problems []string) string {
+func karmadaFix(ctx, kind, ns, name string, problems []string) (string, []shell.Command) {
 	all := strings.Join(problems, " ")
 	switch {
 	case strings.Contains(all, "PropagationPolicy") || strings.Contains(all, "PropagationPolicies"):
-		return fmt.Sprintf("Place it with a PropagationPolicy: kubectl mcs expose %s -n %s --karmada-context=%s --api=serviceexport writes them.", name, ns, ctx)
+		return "Place it with a PropagationPolicy, which expose writes:", []shell.Command{karmadaExposeCommand(ctx, ns, name)}
 	case strings.Contains(all, "No Service"):
-		return fmt.Sprintf("Create the Service %s/%s on the control plane (context %q).", ns, name, ctx)
+		return fmt.Sprintf("Create the Service %s/%s on the control plane (context %q).", ns, name, ctx), nil
 	case strings.Contains(all, "No ServiceExport"):
-		return fmt.Sprintf("Export it on the control plane: kubectl mcs expose %s -n %s --karmada-context=%s --api=serviceexport.", name, ns, ctx)
+		return "Export it on the control plane:", []shell.Command{karmadaExposeCommand(ctx, ns, name)}
 	}
-	return fmt.Sprintf("Read its conditions and events: kubectl --context %s -n %s describe %s %s.", ctx, ns, kind, name)
+	return "Read its conditions and events:", []shell.Command{karmadaDescribeCommand(ctx, kind, ns, name)}
 }
 
 func conditionList(conds []metav1.Condition) string {

@@ -64,7 +64,8 @@ func mark(sev Severity, o TextOptions) string {
 }
 
 // PrintText writes one section per check, one result per paragraph (wrapped to o.Width), the fix
-// indented below failures and warnings, then the summary.
+// indented below failures and warnings and its commands below it, each on lines of its own, then
+// the summary.
 func PrintText(w io.Writer, r *Report, o TextOptions) error {
 	width := o.Width
 	if width <= 0 {
@@ -99,7 +100,10 @@ func PrintText(w io.Writer, r *Report, o TextOptions) error {
 		}
 		fmt.Fprintf(&b, "  %s %s%s\n", mark(x.Severity, o), head, wrap(text, indent+len(head), indent, width))
 		if x.Fix != "" && x.Severity != OK {
-			fmt.Fprintf(&b, "       fix: %s\n", wrap(x.Fix, 12, 9, width))
+			fmt.Fprintf(&b, "       fix: %s\n", wrap(x.Fix, 12, 12, width))
+			for _, c := range x.Commands {
+				b.WriteString(strings.Join(c.Lines(14, width), "\n") + "\n")
+			}
 		}
 	}
 	if last != "" {
@@ -140,7 +144,7 @@ type JUnitCase struct {
 	SystemOut string        `xml:"system-out,omitempty"`
 }
 
-// JUnitMessage is a failure or a skip: the message, the fix as its text.
+// JUnitMessage is a failure or a skip: the message, the fix and its commands as its text.
 type JUnitMessage struct {
 	Message string `xml:"message,attr"`
 	Text    string `xml:",chardata"`
@@ -165,10 +169,10 @@ func JUnit(r *Report) *JUnitSuites {
 		c := JUnitCase{Name: name, ClassName: "diagnose." + x.Check}
 		switch x.Severity {
 		case Fail:
-			c.Failure = &JUnitMessage{Message: x.Message, Text: x.Fix}
+			c.Failure = &JUnitMessage{Message: x.Message, Text: fixText(x)}
 			s.Failures++
 		case Warn:
-			c.Skipped = &JUnitMessage{Message: "warning: " + x.Message, Text: x.Fix}
+			c.Skipped = &JUnitMessage{Message: "warning: " + x.Message, Text: fixText(x)}
 			s.Skipped++
 		default:
 			c.SystemOut = x.Message
@@ -180,6 +184,15 @@ func JUnit(r *Report) *JUnitSuites {
 		out.Tests, out.Failures, out.Skipped = out.Tests+s.Tests, out.Failures+s.Failures, out.Skipped+s.Skipped
 	}
 	return out
+}
+
+// fixText is the fix and its commands, one a line.
+func fixText(x Result) string {
+	lines := []string{x.Fix}
+	for _, c := range x.Commands {
+		lines = append(lines, c.String())
+	}
+	return strings.Join(lines, "\n")
 }
 
 // WriteJUnit writes the report as JUnit XML.

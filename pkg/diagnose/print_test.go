@@ -62,7 +62,8 @@ func TestPrintText(t *testing.T) {
 	for _, want := range []string{
 		"Derived Services (derived-service)\n",
 		"  FAIL member3  service/demo/derived-serve: the derived Service\n       demo/derived-serve does not exist",
-		"       fix: Run kubectl mcs sync: it recreates the derived Service (is sync\n         --watch running?).\n",
+		"       fix: Run sync, which recreates the derived Service (or check that sync\n            --watch runs):\n              kubectl mcs sync -n demo --contexts=member1,member2,member3\n",
+		"       fix: Upgrade to the v1beta1 CRDs unless Karmada needs these:\n              kubectl mcs init --contexts=member2\n",
 		"  warn member2  crd/serviceexports.multicluster.x-k8s.io: serves only v1alpha1",
 		"  ok   member1  context/member1: the API server answers\n",
 		"passed, 1 failed, 1 warnings\n",
@@ -84,25 +85,13 @@ func TestPrintText(t *testing.T) {
 	}
 }
 
-// Text fits the width; a kubectl command is never broken as prose: on a line of its own, and
-// continued with " \" before a flag when it does not fit one, so that it still pastes as one.
+// Prose fits the width; a word wider than the line overflows it alone.
 func TestWrap(t *testing.T) {
-	fix := "Check the Service's selector and pods: kubectl --context member2 -n demo get endpointslices -l kubernetes.io/service-name=web."
-	want := "Check the Service's selector and pods:\n" +
-		"         kubectl --context member2 -n demo get endpointslices \\\n" +
-		"           -l kubernetes.io/service-name=web."
-	if got := wrap(fix, 12, 9, 80); got != want {
-		t.Errorf("wrap:\n%s\nwant:\n%s", got, want)
-	}
-	if got := wrap(fix, 12, 9, 200); got != fix {
-		t.Errorf("wide enough: %q", got)
-	}
-	short := "Install them: kubectl mcs init --contexts=member1."
-	if got := wrap(short, 40, 9, 80); got != "Install them:\n         kubectl mcs init --contexts=member1." {
-		t.Errorf("a command that fits a line of its own starts one: %q", got)
-	}
 	if got := wrap("a b c d", 0, 2, 3); got != "a b\n  c\n  d" {
 		t.Errorf("prose: %q", got)
+	}
+	if got := wrap("see kubernetes.io/service-name=web now", 4, 4, 12); got != "see\n    kubernetes.io/service-name=web\n    now" {
+		t.Errorf("a long word: %q", got)
 	}
 }
 

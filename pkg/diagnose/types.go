@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
@@ -70,7 +71,23 @@ type Result struct {
 	Message  string   `json:"message"`
 	// Fix says in one sentence what to do; set on failures and warnings.
 	Fix string `json:"fix,omitempty"`
+	// Commands are the commands Fix speaks of, in its order: each one command line for a POSIX
+	// shell, never part of Fix's sentence.
+	Commands []shell.Command `json:"commands,omitempty"`
+	// sync asks Run to add sync over the clusterset read to Commands.
+	sync *syncRun
 }
+
+// syncRun is the sync a fix asks for: one pass over a namespace, or the controller (--watch)
+// over every namespace.
+type syncRun struct {
+	namespace string
+	watch     bool
+}
+
+func syncPass(namespace string) *syncRun { return &syncRun{namespace: namespace} }
+
+var syncController = &syncRun{watch: true}
 
 // Summary counts the results.
 type Summary struct {
