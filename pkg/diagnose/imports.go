@@ -295,7 +295,7 @@ func checkSlices(s *Snapshot, m Cluster, sv service, o *objects, exporting []str
 			continue
 		}
 		out = append(out, Result{Check: CheckForeignSlice, Cluster: m.ID, Object: obj, Severity: Fail,
-			Message: fmt.Sprintf("%s come from cluster %q, which is not in the clusterset: sync leaves them alone", strings.Join(list, ", "), src),
+			Message:  fmt.Sprintf("%s come from cluster %q, which is not in the clusterset: sync leaves them alone", strings.Join(list, ", "), src),
 			Fix:      "Add that cluster to --contexts if it is a member, else delete the slices:",
 			Commands: []shell.Command{deleteForeignSlicesCommand(m, sv.Namespace, src)}})
 	}
