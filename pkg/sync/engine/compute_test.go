@@ -50,7 +50,7 @@ func TestConflicts(t *testing.T) {
 					s.Spec.ClusterIP = corev1.ClusterIPNone
 				}
 			},
-			message: `Conflicting type. Using "ClusterSetIP" from oldest service export in "member1". 1/3 clusters disagree.`,
+			message: `Conflicting type. Using "ClusterSetIP" from oldest service export in "member1". Not using "Headless" from "member2". 1/3 clusters disagree.`,
 			check: func(t *testing.T, si *mcsv1beta1.ServiceImport) {
 				if si.Spec.Type != mcsv1beta1.ClusterSetIP {
 					t.Errorf("type %q, want winner's ClusterSetIP", si.Spec.Type)
@@ -64,7 +64,7 @@ func TestConflicts(t *testing.T) {
 					s.Spec.Ports = httpPort(81, corev1.ProtocolTCP, "http")
 				}
 			},
-			message: `Conflicting ports. Using "http:80/TCP" from oldest service export in "member1". 2/3 clusters disagree.`,
+			message: `Conflicting ports. Using "http:80/TCP" from oldest service export in "member1". Not using "http:81/TCP" from "member2", "member3". Nothing answers on 81/TCP. Traffic to "http:80/TCP" does not reach "member2", "member3". 2/3 clusters disagree.`,
 			check: func(t *testing.T, si *mcsv1beta1.ServiceImport) {
 				want := []mcsv1beta1.ServicePort{{Name: "http", Protocol: corev1.ProtocolTCP, Port: 80}}
 				if !reflect.DeepEqual(si.Spec.Ports, want) {
@@ -123,7 +123,7 @@ func TestConflicts(t *testing.T) {
 					s.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 				}
 			},
-			message: `Conflicting session affinity. Using "None" from oldest service export in "member1". 1/3 clusters disagree.`,
+			message: `Conflicting session affinity. Using "None" from oldest service export in "member1". Not using "ClientIP" from "member3". 1/3 clusters disagree.`,
 		},
 		{
 			name: "session affinity config", reasons: []string{"SessionAffinityConfigConflict"}, disagreeing: []string{"member2"},
@@ -133,7 +133,7 @@ func TestConflicts(t *testing.T) {
 					s.Spec.SessionAffinityConfig = &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: ptr(int32(60))}}
 				}
 			},
-			message: `Conflicting session affinity config. Using "timeoutSeconds=10800" from oldest service export in "member1". 1/3 clusters disagree.`,
+			message: `Conflicting session affinity config. Using "timeoutSeconds=10800" from oldest service export in "member1". Not using "timeoutSeconds=60" from "member2". 1/3 clusters disagree.`,
 			check: func(t *testing.T, si *mcsv1beta1.ServiceImport) {
 				if si.Spec.SessionAffinity != corev1.ServiceAffinityClientIP || si.Spec.SessionAffinityConfig != nil {
 					t.Errorf("affinity %q config %v, want winner's ClientIP with default config", si.Spec.SessionAffinity, si.Spec.SessionAffinityConfig)
@@ -150,7 +150,7 @@ func TestConflicts(t *testing.T) {
 					s.Spec.InternalTrafficPolicy = ptr(corev1.ServiceInternalTrafficPolicyCluster) // == unset
 				}
 			},
-			message: `Conflicting internal traffic policy. Using "Cluster" from oldest service export in "member1". 1/3 clusters disagree.`,
+			message: `Conflicting internal traffic policy. Using "Cluster" from oldest service export in "member1". Not using "Local" from "member2". 1/3 clusters disagree.`,
 		},
 		{
 			name: "traffic distribution", reasons: []string{"TrafficDistributionConflict"}, disagreeing: []string{"member2", "member3"},
@@ -159,7 +159,7 @@ func TestConflicts(t *testing.T) {
 					s.Spec.TrafficDistribution = ptr("PreferClose")
 				}
 			},
-			message: `Conflicting traffic distribution. Using "PreferClose" from oldest service export in "member1". 2/3 clusters disagree.`,
+			message: `Conflicting traffic distribution. Using "PreferClose" from oldest service export in "member1". Not using "<none>" from "member2", "member3". 2/3 clusters disagree.`,
 			check: func(t *testing.T, si *mcsv1beta1.ServiceImport) {
 				if strPtrVal(si.Spec.TrafficDistribution) != "PreferClose" {
 					t.Errorf("trafficDistribution %v", si.Spec.TrafficDistribution)
@@ -173,7 +173,7 @@ func TestConflicts(t *testing.T) {
 					s.Spec.IPFamilies = []corev1.IPFamily{corev1.IPv6Protocol}
 				}
 			},
-			message: `Conflicting IP families. Using "IPv4" from oldest service export in "member1". 1/3 clusters disagree.`,
+			message: `Conflicting IP families. Using "IPv4" from oldest service export in "member1". Not using "IPv6" from "member3". 1/3 clusters disagree.`,
 		},
 		{
 			name: "labels", reasons: []string{"LabelsConflict"}, disagreeing: []string{"member2"},
@@ -183,7 +183,7 @@ func TestConflicts(t *testing.T) {
 					e.Spec.ExportedLabels = map[string]string{"tier": "db"}
 				}
 			},
-			message: `Conflicting exported labels. Using "tier=web" from oldest service export in "member1". 1/3 clusters disagree.`,
+			message: `Conflicting exported labels. Using "tier=web" from oldest service export in "member1". Not using "tier=db" from "member2". 1/3 clusters disagree.`,
 			check: func(t *testing.T, si *mcsv1beta1.ServiceImport) {
 				if si.Labels["tier"] != "web" || si.Labels[names.ManagedByLabel] != names.ManagedByValue {
 					t.Errorf("labels %v", si.Labels)
@@ -197,7 +197,7 @@ func TestConflicts(t *testing.T) {
 					e.Spec.ExportedAnnotations = map[string]string{"a": "b"}
 				}
 			},
-			message: `Conflicting exported annotations. Using "<none>" from oldest service export in "member1". 1/3 clusters disagree.`,
+			message: `Conflicting exported annotations. Using "<none>" from oldest service export in "member1". Not using "a=b" from "member3". 1/3 clusters disagree.`,
 			check: func(t *testing.T, si *mcsv1beta1.ServiceImport) {
 				if _, ok := si.Annotations["a"]; ok || si.Annotations[names.DerivedServiceAnnotation] != "derived-serve" {
 					t.Errorf("annotations %v", si.Annotations)
@@ -296,7 +296,7 @@ func TestWinnerOrder(t *testing.T) {
 		if len(d.Conflicts) != 1 || d.Conflicts[0].Winner != "z" {
 			t.Fatalf("conflicts %+v, want winner z", d.Conflicts)
 		}
-		want := `Conflicting type. Using "Headless" from oldest service export in "z". 1/2 clusters disagree.`
+		want := `Conflicting type. Using "Headless" from oldest service export in "z". Not using "ClusterSetIP" from "a". 1/2 clusters disagree.`
 		if d.Conflicts[0].Message != want {
 			t.Errorf("message %q, want %q", d.Conflicts[0].Message, want)
 		}

@@ -104,9 +104,11 @@ func renderMap(m map[string]string) string {
 	return orNone(strings.Join(parts, ","))
 }
 
-func conflictMessage(what, value, winner string, disagree, total int) string {
-	return fmt.Sprintf("Conflicting %s. Using %q from oldest service export in %q. %d/%d clusters disagree.",
-		what, value, winner, disagree, total)
+// conflictMessage says what is used and, for each losing export, the value that lost.
+func conflictMessage(what, value, winner string, losing []LosingExport, total int) string {
+	return fitMessage(fmt.Sprintf("Conflicting %s. Using %q from oldest service export in %q.", what, value, winner),
+		groupLosses(" Not using ", losing, func(l LosingExport) string { return l.Value }, "from"),
+		fmt.Sprintf(" %d/%d clusters disagree.", len(losing), total))
 }
 
 // attribute is one scalar property compared across constituents. key returns the normalised
@@ -176,13 +178,14 @@ func mergeConstituents(ns, name string, cons []constituent) merged {
 		m.affinityConfig = nil
 	}
 
-	newConflict := func(reason mcsv1beta1.ServiceExportConditionReason, what, value string, dis []string) Conflict {
-		sort.Strings(dis)
-		return Conflict{
-			Namespace: ns, Service: name, Reason: string(reason),
-			Winner: w.cluster, Disagreeing: dis, Total: len(cons),
-			Message: conflictMessage(what, value, w.cluster, len(dis), len(cons)),
+	newConflict := func(reason mcsv1beta1.ServiceExportConditionReason, losing []LosingExport) Conflict {
+		sort.Slice(losing, func(i, j int) bool { return losing[i].Cluster < losing[j].Cluster })
+		dis := make([]string, len(losing))
+		for i, l := range losing {
+			dis[i] = l.Cluster
 		}
+		return Conflict{Namespace: ns, Service: name, Reason: string(reason),
+			Winner: w.cluster, Disagreeing: dis, Total: len(cons), Losing: losing}
 	}
 
 	for _, a := range attributes {
@@ -190,14 +193,16 @@ func mergeConstituents(ns, name string, cons []constituent) merged {
 		if !ok {
 			continue
 		}
-		var dis []string
+		var losing []LosingExport
 		for _, c := range cons[1:] {
 			if v, ok := a.key(c); ok && v != want {
-				dis = append(dis, c.cluster)
+				losing = append(losing, LosingExport{Cluster: c.cluster, Value: v})
 			}
 		}
-		if len(dis) > 0 {
-			m.conflicts = append(m.conflicts, newConflict(a.reason, a.what, want, dis))
+		if len(losing) > 0 {
+			c := newConflict(a.reason, losing)
+			c.Message = conflictMessage(a.what, want, w.cluster, c.Losing, len(cons))
+			m.conflicts = append(m.conflicts, c)
 		}
 	}
 
@@ -205,8 +210,10 @@ func mergeConstituents(ns, name string, cons []constituent) merged {
 	m.union, portDis = mergePorts(cons)
 	m.ports = unionPorts(m.union)
 	if len(portDis) > 0 {
-		c := newConflict(mcsv1beta1.ServiceExportReasonPortConflict, "ports", "", portDis)
-		c.Message = portsMessage(m.union, cons, len(portDis))
+		losing, unanswered := portLosses(m.union, cons, portDis)
+		c := newConflict(mcsv1beta1.ServiceExportReasonPortConflict, losing)
+		c.Unanswered = unanswered
+		c.Message = portsMessage(m.union, cons, c.Losing, unanswered)
 		m.conflicts = append(m.conflicts, c)
 	}
 	sort.Slice(m.conflicts, func(i, j int) bool { return m.conflicts[i].Reason < m.conflicts[j].Reason })

@@ -4,7 +4,9 @@ package engine
 // constituent each port came from, and which of a constituent's ports carry traffic.
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -98,9 +100,67 @@ func portKey(name string, proto corev1.Protocol) string {
 	return name + "/" + string(normProtocol(proto))
 }
 
+// portLosses says, for each disagreeing constituent, which of its own ports the union leaves out
+// and which of the union's ports its endpoints get no traffic on (servedPorts' rule), and which
+// left-out ports the union carries under no definition at all: nothing answers on those.
+func portLosses(union []unionPort, cons []constituent, disagreeing []string) ([]LosingExport, []string) {
+	carried := map[string]bool{}
+	for _, u := range union {
+		carried[numberKey(u.def)] = true
+	}
+	unanswered := map[string]mcsv1beta1.ServicePort{}
+	var losing []LosingExport
+	for _, c := range cons {
+		if !slices.Contains(disagreeing, c.cluster) {
+			continue
+		}
+		own := mcsapi.Ports(c.svc.Spec.Ports)
+		var left, unserved []string
+		for _, p := range own {
+			def := withEffectiveName(p)
+			if slices.ContainsFunc(union, func(u unionPort) bool { return samePort(u.def, def) }) {
+				continue
+			}
+			left = append(left, renderPort(p))
+			if !carried[numberKey(def)] {
+				unanswered[numberKey(def)] = p
+			}
+		}
+		for _, u := range union {
+			if !slices.ContainsFunc(own, func(p mcsv1beta1.ServicePort) bool { return samePort(u.def, withEffectiveName(p)) }) {
+				unserved = append(unserved, renderPort(u.port))
+			}
+		}
+		losing = append(losing, LosingExport{Cluster: c.cluster, Value: strings.Join(left, ","), Unserved: strings.Join(unserved, ",")})
+	}
+	ps := make([]mcsv1beta1.ServicePort, 0, len(unanswered))
+	for _, p := range unanswered {
+		ps = append(ps, p)
+	}
+	slices.SortFunc(ps, func(a, b mcsv1beta1.ServicePort) int {
+		return cmp.Or(cmp.Compare(a.Port, b.Port), strings.Compare(string(a.Protocol), string(b.Protocol)))
+	})
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = renderPort(unnamed(noAppProtocol(p)))
+	}
+	return losing, out
+}
+
+// numberKey is what a client connects to: the port's number and protocol.
+func numberKey(p mcsv1beta1.ServicePort) string {
+	return string(normProtocol(p.Protocol)) + "/" + strconv.Itoa(int(p.Port))
+}
+
+func noAppProtocol(p mcsv1beta1.ServicePort) mcsv1beta1.ServicePort {
+	p.AppProtocol = nil
+	return p
+}
+
 // portsMessage is the PortConflict message: the union, each port with the export it came from,
-// oldest first.
-func portsMessage(union []unionPort, cons []constituent, disagree int) string {
+// oldest first; then what the losing exports lose: their ports left out, the ports nothing
+// answers on, the ports whose traffic does not reach them.
+func portsMessage(union []unionPort, cons []constituent, losing []LosingExport, unanswered []string) string {
 	var parts []string
 	for i, c := range cons {
 		var ps []string
@@ -130,7 +190,12 @@ func portsMessage(union []unionPort, cons []constituent, disagree int) string {
 			using = strings.Join(parts[:n-1], ", ") + " and " + using
 		}
 	}
-	return fmt.Sprintf("Conflicting ports. Using %s. %d/%d clusters disagree.", using, disagree, len(cons))
+	lost := groupLosses(" Not using ", losing, func(l LosingExport) string { return l.Value }, "from")
+	if len(unanswered) > 0 {
+		lost += " Nothing answers on " + strings.Join(unanswered, ", ") + "."
+	}
+	lost += groupLosses(" Traffic to ", losing, func(l LosingExport) string { return l.Unserved }, "does not reach")
+	return fitMessage("Conflicting ports. Using "+using+".", lost, fmt.Sprintf(" %d/%d clusters disagree.", len(losing), len(cons)))
 }
 
 func unnamed(p mcsv1beta1.ServicePort) mcsv1beta1.ServicePort {

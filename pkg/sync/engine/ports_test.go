@@ -79,7 +79,7 @@ func TestUnnamedPortInAUnion(t *testing.T) {
 	if len(d.Conflicts) != 1 {
 		t.Fatalf("conflicts %+v, want one PortConflict", d.Conflicts)
 	}
-	want := `Conflicting ports. Using "80/TCP as tcp-80" from oldest service export in "member3" and "8080-8080:8080/TCP" from service export in "member1". 1/2 clusters disagree.`
+	want := `Conflicting ports. Using "80/TCP as tcp-80" from oldest service export in "member3" and "8080-8080:8080/TCP" from service export in "member1". Traffic to "tcp-80:80/TCP" does not reach "member1". 1/2 clusters disagree.`
 	if c := d.Conflicts[0]; c.Message != want || c.Winner != "member3" {
 		t.Errorf("conflict %q (winner %q)\nwant     %q", c.Message, c.Winner, want)
 	}

@@ -103,7 +103,24 @@ type Conflict struct {
 	Winner      string   `json:"winner"` // cluster of the oldest constituent export
 	Disagreeing []string `json:"disagreeing"`
 	Total       int      `json:"total"` // number of constituents
-	Message     string   `json:"message"`
+	// Losing is, for each disagreeing export (by cluster, sorted), what it asked for and the
+	// service does not have.
+	Losing []LosingExport `json:"losing"`
+	// Unanswered are the ports (PORT/PROTOCOL) of losing exports that the service does not carry
+	// at all: consumers get no answer on them (PortConflict only).
+	Unanswered []string `json:"unanswered,omitempty"`
+	Message    string   `json:"message"`
+}
+
+// LosingExport is what one disagreeing export lost.
+type LosingExport struct {
+	Cluster string `json:"cluster"`
+	// Value is its own value, which is not used ("" for a PortConflict when none of its ports is
+	// left out, only some of the service's missing from it).
+	Value string `json:"value,omitempty"`
+	// Unserved are the service's ports its endpoints get no traffic on (PortConflict only): it does
+	// not export them as the service carries them.
+	Unserved string `json:"unserved,omitempty"`
 }
 
 // Skip is an object the engine would have written but did not because someone else owns it.
