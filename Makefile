@@ -92,7 +92,7 @@ ABOUT_test-karmada    := a real Karmada control plane (about 2 min; the first ti
 ABOUT_test-image      := the image in a containerd of its own (about 30 s)
 ABOUT_conformance     := the KEP-1645 conformance suite (about 6 min; the first time about 3 min more to build it)
 
-.PHONY: build dist image image-build test test-unit test-krew test-image test-e2e test-traffic test-production test-karmada conformance bench bench-first-packet bench-karmada bench-dns bench-scale soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
+.PHONY: build dist image image-build test test-unit test-krew test-image test-e2e test-traffic test-production test-karmada conformance bench bench-first-packet bench-karmada bench-dns bench-scale bench-clusters soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
 
 # kubectl_complete-mcs goes beside the binary: kubectl finds it on PATH for `kubectl mcs <TAB>`.
 build:
@@ -304,6 +304,16 @@ bench-dns: build testbed-build
 # in BENCHMARKS.md. Takes an hour or more.
 bench-scale: build testbed-build
 	TESTBED_DIR=$(CACHE)/testbed-scale BINARY=$(BIN) bash bench/scale.sh
+
+# Not a test either: the curve in members at a fixed number of services (BENCH_CLUSTERS_RUNS, entries
+# as bench-scale's, ENDPOINTS last), on light members (TESTBED_LIGHT=1: an apiserver and etcd each),
+# the bed grown from one run to the next; figures in bench/out/clusters/, the section and its plot
+# (bench/out/clusters.svg) in BENCHMARKS.md.
+BENCH_CLUSTERS_RUNS ?= 100:5:500:1000:16:2 100:10:500:1000:16:2 100:20:500:1000:16:2 100:40:500:1000:16:2
+bench-clusters: build testbed-build
+	TESTBED_DIR=$(CACHE)/testbed-clusters TESTBED_LIGHT=1 BINARY=$(BIN) BENCH_SCALE_RUNS="$(BENCH_CLUSTERS_RUNS)" \
+	  BENCH_SCALE_OUT=bench/out/clusters BENCH_SCALE_RENDER=clusters BENCH_SCALE_GROW_BED=1 BENCH_SCALE_BUSY_RATE=0 \
+	  BENCH_SCALE_STATUS=0 BENCH_SCALE_WATCHED_REPLAY=0 BENCH_SCALE_ARGS="-samples 50 -idle 30s" bash bench/scale.sh
 
 # Not part of test: the e2e fault campaign (TestSyncFaultCampaign runs 20 kills) with 50 SIGKILLs of
 # sync --watch and a member stopped and started meanwhile, on a test bed of its own; prints the

@@ -32,6 +32,10 @@ type config struct {
 	floorFraction float64 // share of the converge writes the write floor makes (1: all)
 	profileDir    string  // pprof profiles of sync saved here (empty: no --profiling)
 	watchedReplay bool    // replay the converge writes a second time, watched
+
+	// bench-clusters
+	light     bool // members without a namespace controller (TESTBED_LIGHT=1)
+	endpoints int  // endpoints per source slice
 }
 
 // Results is bench/out/results.json.
@@ -112,6 +116,13 @@ type Results struct {
 	DeploymentMemoryRequestMiB float64 `json:"deployment_memory_request_mib,omitempty"`
 	DeploymentMemoryLimitMiB   float64 `json:"deployment_memory_limit_mib,omitempty"`
 
+	// bench-clusters: light members, endpoints per source slice, sync's CPU seconds over the idle
+	// propagation samples, and what the members' own processes used.
+	Light               bool    `json:"light,omitempty"`
+	EndpointsPerSlice   int     `json:"endpoints_per_slice,omitempty"`
+	PropagationSyncCPUS float64 `json:"propagation_sync_cpu_s,omitempty"`
+	Bed                 *BedUse `json:"bed,omitempty"`
+
 	DiagnoseS      float64 `json:"diagnose_s,omitempty"`
 	DiagnoseFloorS float64 `json:"diagnose_floor_s,omitempty"`
 	DiagnoseChecks int     `json:"diagnose_results,omitempty"`
@@ -137,6 +148,8 @@ func main() {
 	flag.Float64Var(&c.floorFraction, "floor-fraction", 1, "share of the converge writes the write floor makes, its time scaled up")
 	flag.StringVar(&c.profileDir, "profile-dir", "", "run sync with --profiling and save CPU (first 30 s of converge) and heap profiles here")
 	flag.BoolVar(&c.watchedReplay, "watched-replay", false, "replay the converge writes a second time, watched by informers of the kinds sync and the bench watched converge with")
+	flag.BoolVar(&c.light, "light", false, "the members run no controller-manager (TESTBED_LIGHT=1): the bench empties and finalizes the namespaces it deletes")
+	flag.IntVar(&c.endpoints, "endpoints", envInt("BENCH_ENDPOINTS", 2), "endpoints per source slice (BENCH_ENDPOINTS)")
 	floorChild := flag.Bool(informerFloorFlag, false, "internal: hold informers of -contexts and print the peak RSS (the memory floor)")
 	firstPacket := flag.Bool("first-packet", false, "time to first packet on a real-node bed (the first two -contexts: provider, consumer) instead")
 	image := flag.String("image", "", "with -first-packet: the test bed's toolbox image (node.sh env)")
@@ -146,6 +159,8 @@ func main() {
 	karmadaRender := flag.String("karmada-render", "", "with -karmada: only draw the CDF and rewrite the section of -markdown from this karmada.json")
 	churnRate := flag.Int("karmada-churn", envInt("BENCH_KARMADA_CHURN", 10), "with -karmada: provider-slice changes a second on each path under churn (BENCH_KARMADA_CHURN)")
 	curve := flag.String("curve", "", "render the bench-scale section of -markdown from these results files (comma-separated) and exit")
+	clustersCurve := flag.String("clusters-curve", "", "render the bench-clusters section of -markdown and its plot -svg from these results files (comma-separated) and exit")
+	svg := flag.String("svg", clustersSVG, "with -clusters-curve: where the plot goes")
 	dnsMode := flag.Bool("dns", false, "kubectl mcs dns-server under load beside CoreDNS, on the first of -contexts, instead")
 	dc := dnsConfig{}
 	flag.IntVar(&dc.imports, "dns-imports", envInt("BENCH_DNS_IMPORTS", 1000), "with -dns: ClusterSetIP imports (BENCH_DNS_IMPORTS)")
@@ -169,6 +184,12 @@ func main() {
 	}
 	if *curve != "" {
 		if err := renderCurve(strings.Split(*curve, ","), c.markdown); err != nil {
+			fail(err)
+		}
+		return
+	}
+	if *clustersCurve != "" {
+		if err := renderClusters(strings.Split(*clustersCurve, ","), c.markdown, *svg); err != nil {
 			fail(err)
 		}
 		return
@@ -201,6 +222,7 @@ func main() {
 		c.burst = int(2 * c.qps)
 	}
 	c.contexts = strings.Split(*contexts, ",")
+	endpointsPerSlice = max(c.endpoints, 1)
 	if len(c.contexts) < 3 {
 		fail(fmt.Errorf("--contexts: need at least three clusters"))
 	}

@@ -28,6 +28,7 @@ type member struct {
 	dyn        dynamic.Interface
 	sameDyn    dynamic.Interface // rate-limited like sync, for the replay floor
 	raw        rest.Interface    // protobuf where offered, for the status floor
+	light      bool              // no namespace controller: the bench empties what it deletes
 }
 
 type bench struct {
@@ -50,12 +51,18 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 	b.exporters = b.members[:2]
 	res := &Results{Date: time.Now().UTC().Format(time.RFC3339), Binary: binaryVersion(c.binary), Machine: machine(), Services: c.services,
-		Clusters: len(b.members), Samples: c.samples, ImportingClusters: len(b.members), Load: loadAvg()}
+		Clusters: len(b.members), Samples: c.samples, ImportingClusters: len(b.members), Load: loadAvg(),
+		Light: c.light, EndpointsPerSlice: endpointsPerSlice}
 	if c.qps > 0 {
 		res.QPS, res.Burst = c.qps, c.burst
 	}
 	res.Workers = c.workers
 
+	root := bedRoot(c.kubeconfig)
+	if empty := bedSample(root, c.contexts); len(empty) > 0 {
+		res.Bed = &BedUse{Members: len(b.members), EmptyAPIServerRSSMiB: meanRSS(empty, "kube-apiserver", len(b.members)),
+			EmptyEtcdRSSMiB: meanRSS(empty, "etcd", len(b.members))}
+	}
 	logf("init and a fresh %s namespace in %d clusters", ns, len(b.members))
 	if out, err := exec.Command(c.binary, "--kubeconfig", c.kubeconfig, "init", "--contexts", strings.Join(c.contexts, ",")).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("kubectl mcs init: %v: %s", err, out)
@@ -89,7 +96,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 		return nil, err
 	}
 	defer proc.Process.Kill() //nolint:errcheck
-	t0, cpu0 := time.Now(), sampleCPU(proc.Process.Pid)
+	t0, cpu0, bed0 := time.Now(), sampleCPU(proc.Process.Pid), bedSample(root, c.contexts)
 	b.profileConverge(ctx)
 	// Checking is O(services x clusters): at scale, less often, so the bench does not steal the
 	// cores sync needs.
@@ -101,6 +108,9 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 	res.ConvergeS = time.Since(t0).Seconds()
 	res.ConvergeCPU = sampleCPU(proc.Process.Pid).since(cpu0)
+	if res.Bed != nil {
+		res.Bed.ConvergeCPUS = cpuBetween(bed0, bedSample(root, c.contexts))
+	}
 	logf("converge: %v", res.ConvergeCPU)
 	if _, err := b.quiet(ctx); err != nil {
 		return nil, err
@@ -123,8 +133,12 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if res.ConvergeCreateFloorS, err = b.writeFloor(ctx, perCluster); err != nil {
 		return nil, err
 	}
+	bed0 = bedSample(root, c.contexts)
 	if res.ConvergeFloorS, res.ReplayCPU, err = b.replayFloor(ctx, counts, proc.Process.Pid, false); err != nil {
 		return nil, err
+	}
+	if res.Bed != nil {
+		res.Bed.ReplayCPUS = cpuBetween(bed0, bedSample(root, c.contexts))
 	}
 	logf("replay floor: %v", res.ReplayCPU)
 	if c.watchedReplay {
@@ -143,9 +157,13 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
+	cpu0 = sampleCPU(proc.Process.Pid)
 	ps, err := b.samplePropagation(ctx, 0, c.samples, time.Time{}, watchers)
 	if err != nil {
 		return nil, err
+	}
+	if u := sampleCPU(proc.Process.Pid).since(cpu0); u != nil {
+		res.PropagationSyncCPUS = u.ByProgram["sync"]
 	}
 	after, err := b.quiet(ctx)
 	if err != nil {
@@ -161,7 +179,14 @@ func run(ctx context.Context, c config) (*Results, error) {
 
 	// (c) idle.
 	logf("idle for %v", c.idle)
+	bed0 = bedSample(root, c.contexts)
 	time.Sleep(c.idle)
+	if bed1 := bedSample(root, c.contexts); res.Bed != nil {
+		res.Bed.IdleCPUPct = round2(100 * cpuBetween(bed0, bed1) / c.idle.Seconds() / float64(len(b.members)))
+		res.Bed.APIServerRSSMiB, res.Bed.EtcdRSSMiB = meanRSS(bed1, "kube-apiserver", len(b.members)), meanRSS(bed1, "etcd", len(b.members))
+		logf("members: apiserver %.0f MiB, etcd %.0f MiB each (%.0f and %.0f empty), %.1f%% of a core each when idle",
+			res.Bed.APIServerRSSMiB, res.Bed.EtcdRSSMiB, res.Bed.EmptyAPIServerRSSMiB, res.Bed.EmptyEtcdRSSMiB, res.Bed.IdleCPUPct)
+	}
 	idle, err := b.writes()
 	if err != nil {
 		return nil, err

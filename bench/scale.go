@@ -162,8 +162,15 @@ func (b *bench) churn(ctx context.Context, first int, changes, failed *atomic.In
 	m := b.exporters[1]
 	paced(ctx, b.busyRate, 8, 0, 0, func(n int) {
 		i := first + n%(b.services-first)
-		body := fmt.Sprintf(`{"endpoints":[{"addresses":[%q],"conditions":{"ready":true}},{"addresses":[%q],"conditions":{"ready":true}}]}`,
-			fmt.Sprintf("10.251.%d.%d", n/250%250, n%250+1), address(1, i, 1))
+		eps := make([]string, endpointsPerSlice)
+		for k := range eps {
+			a := address(1, i, k)
+			if k == 0 {
+				a = fmt.Sprintf("10.251.%d.%d", n/250%250, n%250+1)
+			}
+			eps[k] = fmt.Sprintf(`{"addresses":[%q],"conditions":{"ready":true}}`, a)
+		}
+		body := `{"endpoints":[` + strings.Join(eps, ",") + `]}`
 		_, err := m.fast.DiscoveryV1().EndpointSlices(ns).Patch(ctx, svcName(i)+"-src", types.MergePatchType, []byte(body), metav1.PatchOptions{})
 		switch {
 		case err == nil:

@@ -38,7 +38,9 @@ func (b *bench) connect() error {
 		fast := rest.CopyConfig(same)
 		fast.Timeout = 5 * time.Minute // lists of tens of thousands of objects
 		fast.QPS, fast.Burst = 1000, 2000
-		m := &member{name: ctx}
+		// Deprecation warnings of the kinds purgeNamespace empties (Endpoints, ...) are no figure.
+		fast.WarningHandler = rest.NoWarnings{}
+		m := &member{name: ctx, light: b.light}
 		if m.fast, err = kubernetes.NewForConfig(fast); err != nil {
 			return err
 		}
@@ -100,7 +102,12 @@ func freshNamespace(ctx context.Context, m *member, n string) error {
 
 // deleteNamespace deletes namespace n in m and waits until it is gone.
 func deleteNamespace(ctx context.Context, m *member, n string, timeout time.Duration) error {
-	_ = m.fast.CoreV1().Namespaces().Delete(ctx, n, metav1.DeleteOptions{})
+	err := m.fast.CoreV1().Namespaces().Delete(ctx, n, metav1.DeleteOptions{})
+	if m.light && err == nil {
+		if err := purgeNamespace(ctx, m, n); err != nil {
+			return err
+		}
+	}
 	if err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
 		_, err := m.fast.CoreV1().Namespaces().Get(ctx, n, metav1.GetOptions{})
 		return apierrors.IsNotFound(err), nil
@@ -112,9 +119,12 @@ func deleteNamespace(ctx context.Context, m *member, n string, timeout time.Dura
 
 func svcName(i int) string { return fmt.Sprintf("svc-%04d", i) }
 
-// address i of exporter e: unique across the bench.
+// endpointsPerSlice is how many endpoints each source slice holds (-endpoints).
+var endpointsPerSlice = 2
+
+// address k of service i of exporter e: unique across the bench (up to 64,000 per exporter).
 func address(e, i, k int) string {
-	n := i*2 + k
+	n := i*endpointsPerSlice + k
 	return fmt.Sprintf("10.%d.%d.%d", 100+e, n/250, n%250+1)
 }
 
@@ -136,7 +146,7 @@ func (b *bench) populate(ctx context.Context, from, to int) error {
 			AddressType: discoveryv1.AddressTypeIPv4,
 			Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("http"), Port: ptr.To[int32](8080), Protocol: ptr.To(corev1.ProtocolTCP)}},
 		}
-		for k := 0; k < 2; k++ {
+		for k := 0; k < endpointsPerSlice; k++ {
 			slice.Endpoints = append(slice.Endpoints, discoveryv1.Endpoint{Addresses: []string{address(e, i, k)},
 				Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}})
 		}

@@ -17,6 +17,10 @@
 # TESTBED_REALNODE names the clusters that get a real node (node.sh: containerd, kubelet,
 # kube-proxy and CoreDNS in a network namespace, pod CIDRs routed between them) instead of kwok's.
 #
+# TESTBED_LIGHT=1 starts light clusters: kube-apiserver and etcd only (no scheduler,
+# controller-manager, kwok or Node), for the benchmark that writes its EndpointSlices itself
+# (make bench-clusters). Nothing deletes a namespace's content there: bench -light does it.
+#
 # Contexts in $TESTBED_KUBECONFIG are named after the clusters. Each cluster gets one fake Node
 # (kwok) with its own pod CIDR, so Deployments get Running pods with distinct IPs and the real
 # EndpointSlice controller fills EndpointSlices.
@@ -38,6 +42,15 @@ is_dualstack() {
   local n
   ds=${TESTBED_DUALSTACK:-}; for n in ${ds//,/ }; do [ "$n" = "$1" ] && return 0; done
   return 1
+}
+
+is_light() { [ "${TESTBED_LIGHT:-}" = 1 ]; }
+
+# A cluster is light when kwokctl runs no controller-manager for it.
+light_as_asked() {
+  local has=0
+  grep -q 'name: kube-controller-manager$' "$KWOK_WORKDIR/clusters/$1/kwok.yaml" 2>/dev/null || has=1
+  if is_light; then [ $has = 1 ]; else [ $has = 0 ]; fi
 }
 
 is_realnode() {
@@ -69,7 +82,10 @@ up_one() {
   # Pods reach the apiserver at the host's address on the bed's segment (node.sh address): it is
   # advertised (the kubernetes Service leads there) and, with the Service's first IP, named in the
   # serving certificate kwokctl signs with the cluster's CA, which pods get as their ca.crt.
-  local want="--service-cluster-ip-range=$range" conf=
+  local want="--service-cluster-ip-range=$range" conf= kcm=(--extra-args kube-controller-manager=service-cluster-ip-range=$range)
+  if is_light; then
+    node=(--disable kube-scheduler --disable kube-controller-manager --disable kwok-controller) kcm=()
+  fi
   if is_realnode "$name"; then
     local hostip sans; hostip=$(bash "$here/node.sh" address) sans="$hostip, 10.96.0.1"
     is_dualstack "$name" && sans="$sans, fd00:10:96::1"
@@ -85,7 +101,8 @@ up_one() {
   # change) and, with a real node, the address pods use.
   if "$KWOKCTL" get clusters 2>/dev/null | grep -qx "$name" && kubectl --kubeconfig "$cfg" get --raw /readyz >/dev/null 2>&1 &&
     grep -q -- "--service-cluster-ip-range=$range\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null &&
-    grep -q -- "$want\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null; then
+    grep -q -- "$want\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null &&
+    light_as_asked "$name"; then
     echo "testbed: $name already running" >&2
   else
     # Leftovers of a cluster whose processes are gone (a killed session, a reboot) are cleared
@@ -99,14 +116,14 @@ up_one() {
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
       --extra-args kube-apiserver=service-cluster-ip-range=$range \
-      --extra-args kube-controller-manager=service-cluster-ip-range=$range "${node[@]}" \
+      "${kcm[@]}" "${node[@]}" \
       --kubeconfig "$cfg" --wait 60s >"$TESTBED_DIR/$name.log" 2>&1 ||
       { rm -f "$conf"; cat "$TESTBED_DIR/$name.log" >&2; echo "testbed: $name failed to start" >&2; return 1; }
     rm -f "$conf"
     echo "testbed: $name started$(is_dualstack "$name" && echo ' (dual-stack)')" >&2
     kubectl --kubeconfig "$cfg" config rename-context "kwok-$name" "$name" >/dev/null
   fi
-  is_realnode "$name" && return
+  if is_realnode "$name" || is_light; then return; fi
   kubectl --kubeconfig "$cfg" --context "$name" apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Node
