@@ -178,3 +178,13 @@ func Parse(line string) (Command, error) {
 	c.stages = append(c.stages, argv)
 	return c, nil
 }
+
+// Block is cmds for the end of a message (an error, a warning) whose sentence ends with a colon:
+// each command on a line of its own, indented two spaces, never folded.
+func Block(cmds ...Command) string {
+	var b strings.Builder
+	for _, c := range cmds {
+		b.WriteString("\n  " + c.String())
+	}
+	return b.String()
+}

@@ -268,6 +268,9 @@ func TestStatusUnreachableMember(t *testing.T) {
 		t.Errorf("health %s exporting %v endpoints %+v problems %v", it.Health, it.ExportingClusters, it.Endpoints, it.Problems)
 	}
 	r = statusWith(kc, "-n", ns, "--contexts", allMembers, "-o", "wide")
+	if !strings.Contains(r.stderr, `its exports are shown as the other members last copied them, endpoints marked (stale)`) || strings.Contains(r.stderr, "missing") {
+		t.Errorf("the warning does not say what the table shows: %q", r.stderr)
+	}
 	f := row(t, r.stdout, ns, "serve")
 	if cell(t, r.stdout, f, "STATUS") != "Degraded" || cell(t, r.stdout, f, "READY") != "2/2(stale)" || cell(t, r.stdout, f, "ENDPOINTS-FROM") != "member1=2/2(stale)" ||
 		cell(t, r.stdout, f, "IMPORTED-IN") != "member2,member3,member1(Unreachable)" {

@@ -26,6 +26,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
 )
@@ -216,6 +217,16 @@ func (o *Options) Run(ctx context.Context) error {
 	return err
 }
 
+// unreadShown says what the output shows of a cluster that could not be read, as status.Build
+// decides it: its last-known objects (a cache), else its exports as the other members' imports
+// and copies tell them; their endpoints are marked (stale) either way.
+func unreadShown(c snapshot.Cluster) string {
+	if c.LastKnown {
+		return "its last-known objects are shown, endpoints marked (stale)"
+	}
+	return "its exports are shown as the other members last copied them, endpoints marked (stale)"
+}
+
 // warn writes one stderr line per cluster that could not be read (or, with last, whose state
 // changed since last).
 func (o *Options) warn(clusters []snapshot.Cluster, last map[string]snapshot.State) {
@@ -236,15 +247,12 @@ func (o *Options) warn(clusters []snapshot.Cluster, last map[string]snapshot.Sta
 		}
 		switch c.State {
 		case snapshot.Unreachable:
-			what := "its services are missing from the output"
-			if c.LastKnown {
-				what = "its last-known objects are shown"
-			}
-			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q) is unreachable: %s; %s\n", c.ID, c.Context, trimUnreachable(c.Message), what)
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q) is unreachable: %s; %s\n", c.ID, c.Context, trimUnreachable(c.Message), unreadShown(c))
 		case snapshot.NoCRDs:
-			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q) has no ServiceExport/ServiceImport CRDs (run: kubectl mcs init); it exports and imports nothing\n", c.ID, c.Context)
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q) has no ServiceExport/ServiceImport CRDs: it exports and imports nothing; to install them:%s\n",
+				c.ID, c.Context, shell.Block(shell.MCS("init", "--contexts="+c.Context)))
 		case snapshot.Error:
-			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %s; its services are missing from the output\n", c.ID, c.Context, c.Message)
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q (context %q): %s; %s\n", c.ID, c.Context, c.Message, unreadShown(c))
 		}
 	}
 }
