@@ -58,6 +58,9 @@ func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) Clust
 		}
 	default:
 		cs.ImportState = ImportNoNamespace
+		if ix.State == snapshot.Reachable {
+			b.noNamespace = append(b.noNamespace, ix.ID)
+		}
 	}
 	if ix.State != snapshot.Reachable {
 		cs.ImportState = ImportUnreachable

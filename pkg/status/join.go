@@ -100,8 +100,9 @@ type item struct {
 	out      MultiClusterServiceStatus
 	problems []string
 	valid    map[string]bool
-	// missing and noIP are the reachable clusters without an import, or with one without an IP.
-	missing, noIP []string
+	// missing and noIP are the reachable clusters without an import, or with one without an IP;
+	// noNamespace those that cannot import it, lacking the namespace.
+	missing, noIP, noNamespace []string
 	terminating   bool
 	totalReady    int
 }
@@ -132,6 +133,8 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 	switch {
 	case len(b.out.Conflicts) > 0:
 		b.out.Health = Conflict
+	case len(b.problems) == 1 && b.problems[0] == unreadExporters(b.out.UnreadExporters):
+		b.out.Health = Unknown // exported, if at all, only where this read does not look
 	case len(b.problems) > 0:
 		b.out.Health = Degraded
 	default:
@@ -141,9 +144,9 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 }
 
 // exporting: the valid exports, plus clusters we cannot read that the others' imports name as
-// sources.
+// sources; the clusters outside this read that they name, apart.
 func (b *item) exporting() {
-	exporting := map[string]bool{}
+	exporting, outside := map[string]bool{}, map[string]bool{}
 	for _, id := range b.sum.Exporting {
 		exporting[id], b.valid[id] = true, true
 	}
@@ -158,7 +161,10 @@ func (b *item) exporting() {
 			named = append(named, src)
 		}
 		for _, src := range named {
-			if o := b.byID[src]; o != nil && !o.HasData() {
+			switch o := b.byID[src]; {
+			case o == nil:
+				outside[src] = true
+			case !o.HasData():
 				exporting[src] = true
 			}
 		}
@@ -167,6 +173,10 @@ func (b *item) exporting() {
 		b.out.ExportingClusters = append(b.out.ExportingClusters, id)
 	}
 	sort.Strings(b.out.ExportingClusters)
+	for id := range outside {
+		b.out.UnreadExporters = append(b.out.UnreadExporters, id)
+	}
+	sort.Strings(b.out.UnreadExporters)
 }
 
 // typeAndPorts: the merged decision, else what the imports say.
@@ -195,8 +205,12 @@ func (b *item) typeAndPorts() {
 
 func (b *item) conflicts() {
 	for _, c := range b.sum.Conflicts {
-		b.out.Conflicts = append(b.out.Conflicts, ConflictStatus{Reason: c.Reason, Winner: c.Winner,
-			Disagreeing: append([]string{}, c.Disagreeing...), Message: c.Message})
+		cs := ConflictStatus{Reason: c.Reason, Winner: c.Winner, Disagreeing: append([]string{}, c.Disagreeing...),
+			Losing: []LosingExport{}, Unanswered: c.Unanswered, Message: c.Message}
+		for _, l := range c.Losing {
+			cs.Losing = append(cs.Losing, LosingExport{Cluster: l.Cluster, Value: l.Value, Unserved: l.Unserved})
+		}
+		b.out.Conflicts = append(b.out.Conflicts, cs)
 		b.problems = append(b.problems, c.Message)
 	}
 }
@@ -235,6 +249,8 @@ func (b *item) summarize() {
 		b.problems = append(b.problems, "No valid export in any cluster.")
 	case len(out.ExportingClusters) == 0 && b.terminating:
 		b.problems = append(b.problems, "Its exports are being deleted.")
+	case len(out.ExportingClusters) == 0 && len(out.UnreadExporters) > 0:
+		b.problems = append(b.problems, unreadExporters(out.UnreadExporters))
 	case len(out.ExportingClusters) == 0:
 		b.problems = append(b.problems, fmt.Sprintf("No cluster exports it: the ServiceImports in %s are left over.", quoteJoin(out.ImportingClusters)))
 	case len(out.ImportingClusters) == 0:
@@ -245,6 +261,9 @@ func (b *item) summarize() {
 		}
 		if len(b.noIP) > 0 {
 			b.problems = append(b.problems, fmt.Sprintf("The ServiceImport in %s has no clusterset IP yet.", quoteJoin(b.noIP)))
+		}
+		if len(b.noNamespace) > 0 {
+			b.problems = append(b.problems, engine.NoNamespaceMessage(b.k.Namespace, b.noNamespace))
 		}
 	}
 	if len(out.ExportingClusters) > 0 && b.totalReady == 0 {
@@ -327,4 +346,10 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// unreadExporters says that only clusters outside this read are named as the service's sources.
+func unreadExporters(ids []string) string {
+	return fmt.Sprintf("No cluster of this read exports it; its imports name %s as %s, outside this read (--contexts): whether %s still %s it cannot be known here.",
+		quoteJoin(ids), plural(len(ids), "a source", "sources"), plural(len(ids), "it", "they"), plural(len(ids), "exports", "export"))
 }

@@ -2,6 +2,7 @@ package status
 
 import (
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -340,12 +341,20 @@ func TestDegradedStates(t *testing.T) {
 	}
 }
 
-func TestNoNamespaceIsNotMissing(t *testing.T) {
+// A member without the namespace cannot import the service (KEP-1645): not Missing, which sync
+// would fix, but Degraded all the same, naming the cluster and why.
+func TestNoNamespaceIsDegraded(t *testing.T) {
 	cs := seed()
 	cs[2].ServiceImports, cs[2].Namespaces = nil, []string{"default"}
 	it := only(t, Build(cs))
-	if it.Health != Healthy || it.Clusters[2].ImportState != ImportNoNamespace {
-		t.Errorf("health %s %v, member3 %s", it.Health, it.Problems, it.Clusters[2].ImportState)
+	want := `Not imported in "member3": it has no namespace "demo" (a service is imported only where its namespace exists).`
+	if it.Health != Degraded || !reflect.DeepEqual(it.Problems, []string{want}) || it.Clusters[2].ImportState != ImportNoNamespace {
+		t.Errorf("health %s %q, member3 %s", it.Health, it.Problems, it.Clusters[2].ImportState)
+	}
+	// Unreachable, it may have the namespace by now: nothing is said of it.
+	cs[2].State = snapshot.Unreachable
+	if it := only(t, Build(cs)); slices.Contains(it.Problems, want) {
+		t.Errorf("problems %q name an unreachable cluster", it.Problems)
 	}
 }
 

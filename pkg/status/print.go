@@ -92,6 +92,9 @@ func Describe(w io.Writer, l *MultiClusterServiceStatusList, it MultiClusterServ
 	field("Type", orNone(it.Type))
 	field("Ports", list(PortsString(it.Ports)))
 	field("Exported from", list(joinOr(it.ExportingClusters, "<none>")))
+	if n := len(it.UnreadExporters); n > 0 {
+		field("Not read", list(strings.Join(it.UnreadExporters, ","))+" ("+plural(n, "a source", "sources")+" named by the imports, outside --contexts)")
+	}
 	field("Imported in", list(joinOr(it.ImportingClusters, "<none>")))
 	field("Endpoints", list(EndpointsString(it.Endpoints)))
 	field("DNS name", orNone(it.DNSName))

@@ -198,7 +198,7 @@ func TestSchema(t *testing.T) {
 	if got := keysOf(web); got != "clusters,conflicts,creationTimestamp,dnsName,endpoints,exportingClusters,health,importingClusters,name,namespace,ports,problems,type" {
 		t.Errorf("item keys %s", got)
 	}
-	if got := keysOf(web.(map[string]any)["conflicts"].([]any)[0]); got != "disagreeing,message,reason,winner" {
+	if got := keysOf(web.(map[string]any)["conflicts"].([]any)[0]); got != "disagreeing,losing,message,reason,winner" {
 		t.Errorf("conflict keys %s", got)
 	}
 	if got := keysOf(web.(map[string]any)["endpoints"].([]any)[0]); got != "cluster,ready,total" {

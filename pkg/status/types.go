@@ -29,7 +29,7 @@ const (
 	Healthy  Health = "Healthy"
 	Conflict Health = "Conflict" // the exports disagree (KEP-1645 conflict); the oldest wins
 	Degraded Health = "Degraded" // usable at best in part; problems say why
-	Unknown  Health = "Unknown"  // Karmada: no controller has reported on it yet
+	Unknown  Health = "Unknown"  // Karmada: no controller has reported on it yet; else exported only outside this read
 )
 
 // ImportState is a ServiceImport's state in one cluster.
@@ -83,6 +83,10 @@ type MultiClusterServiceStatus struct {
 	// ExportingClusters are the clusters whose export is valid, plus unreachable clusters that the
 	// ServiceImports or imported EndpointSlices of the others name as sources. Sorted.
 	ExportingClusters []string `json:"exportingClusters"`
+	// UnreadExporters are clusters outside this read (not among --contexts) that the read
+	// clusters' ServiceImports or imported EndpointSlices name as sources: whether they export it
+	// cannot be known from this read. Sorted.
+	UnreadExporters []string `json:"unreadExporters,omitempty"`
 	// ImportingClusters are the clusters holding a ServiceImport of this name. Sorted.
 	ImportingClusters []string `json:"importingClusters"`
 	// Endpoints counts, per exporting cluster, the endpoints of its own Service.
@@ -119,7 +123,21 @@ type ConflictStatus struct {
 	Reason      string   `json:"reason"`
 	Winner      string   `json:"winner"`
 	Disagreeing []string `json:"disagreeing"`
-	Message     string   `json:"message"`
+	// Losing is what each disagreeing export lost, by cluster.
+	Losing []LosingExport `json:"losing"`
+	// Unanswered are the ports (PORT/PROTOCOL) of losing exports the service does not carry:
+	// nothing answers on them.
+	Unanswered []string `json:"unanswered,omitempty"`
+	Message    string   `json:"message"`
+}
+
+// LosingExport is what one disagreeing export lost.
+type LosingExport struct {
+	Cluster string `json:"cluster"`
+	// Value is its own value, which is not used (PortConflict: its ports left out; "" when none is).
+	Value string `json:"value,omitempty"`
+	// Unserved are the service's ports its endpoints get no traffic on (PortConflict only).
+	Unserved string `json:"unserved,omitempty"`
 }
 
 // ClusterStatus is the service as one member sees it.

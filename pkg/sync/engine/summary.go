@@ -2,8 +2,11 @@ package engine
 
 import (
 	"fmt"
+	"slices"
+	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
@@ -78,4 +81,44 @@ func exportInvalid(k key, svc *corev1.Service) (reason, message string) {
 		return string(mcsv1beta1.ServiceExportReasonInvalidServiceType), fmt.Sprintf("Service %q is of type ExternalName, which cannot be exported.", k.Name)
 	}
 	return "", ""
+}
+
+// Unimportable are the reachable clusters of obs that cannot import service k, which some cluster
+// of obs exports validly, because they lack its namespace (KEP-1645: a service is imported only
+// where its namespace exists; a terminating one counts as none), sorted. nil when nothing read
+// exports it.
+func Unimportable(obs Observed, k types.NamespacedName) []string {
+	exported := false
+	var out []string
+	for _, c := range obs.Clusters {
+		for _, e := range c.ServiceExports {
+			if e.Namespace == k.Namespace && e.Name == k.Name && e.DeletionTimestamp == nil {
+				i := slices.IndexFunc(c.Services, func(s *corev1.Service) bool { return s.Namespace == k.Namespace && s.Name == k.Name })
+				var svc *corev1.Service
+				if i >= 0 {
+					svc = c.Services[i]
+				}
+				reason, _ := exportInvalid(k, svc)
+				exported = exported || reason == ""
+			}
+		}
+		if c.Reachable && !slices.Contains(c.Namespaces, k.Namespace) {
+			out = append(out, c.ID)
+		}
+	}
+	if !exported {
+		return nil
+	}
+	sort.Strings(out)
+	return out
+}
+
+// NoNamespaceMessage says that the service cannot be imported in clusters, lacking namespace ns:
+// the words status, sync and diagnose share.
+func NoNamespaceMessage(ns string, clusters []string) string {
+	they := "it has"
+	if len(clusters) > 1 {
+		they = "they have"
+	}
+	return fmt.Sprintf("Not imported in %s: %s no namespace %q (a service is imported only where its namespace exists).", quoteJoin(clusters), they, ns)
 }
