@@ -103,8 +103,8 @@ type item struct {
 	// missing and noIP are the reachable clusters without an import, or with one without an IP;
 	// noNamespace those that cannot import it, lacking the namespace.
 	missing, noIP, noNamespace []string
-	terminating   bool
-	totalReady    int
+	terminating                bool
+	totalReady                 int
 }
 
 func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatus {
