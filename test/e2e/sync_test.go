@@ -124,7 +124,8 @@ func TestSyncTwoExportersAndTypeConflict(t *testing.T) {
 	ns := typeConflict(t, "e2e-conflict")
 
 	r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
-	if !strings.Contains(r.stdout, "TypeConflict") || !strings.Contains(r.stdout, `Using "Headless" from oldest service export in "member2"`) {
+	// The detail is wrapped under its row: read as prose.
+	if prose := strings.Join(strings.Fields(r.stdout), " "); !strings.Contains(prose, "TypeConflict") || !strings.Contains(prose, `Using "Headless" from oldest service export in "member2"`) {
 		t.Errorf("conflicts table does not name the winner:\n%s", r.stdout)
 	}
 	for _, c := range []string{"member1", "member2"} {

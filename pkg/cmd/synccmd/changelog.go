@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/reconciler"
 )
@@ -19,8 +20,10 @@ import (
 // told in one summary line (a resync of thousands of services would scroll by unread).
 const linesPerSecond = 20
 
-// changeLog writes the changes of sync --watch: per sync of a service, one line per object
-// ("TIME CLUSTER KIND NAMESPACE/NAME ACTIONS"), or with JSON one line per write for machines
+// changeLog writes the changes of sync --watch: per sync of a service, one line per object, or
+// per objects of a kind that became the same ("TIME CLUSTER KIND SERVICE OUTCOME":
+// "07:00:00  member2  EndpointSlice(2)  demo/serve  created", 80 columns for a 20-character
+// name; the objects' own names are in -o json and -o name), or with JSON one line per write for machines
 // (every write, never summarised), or with -o name one "CLUSTER: RESOURCE/NAME" line per object
 // (never summarised either; the conflicts as warnings on stderr, as kubectl get -w -o name prints
 // names only).
@@ -45,6 +48,40 @@ type changeLine struct {
 
 const timeFormat = time.RFC3339
 
+// lineTime is the time of a text line: a watch is read as it goes (its log lines and -o json
+// carry the date).
+const lineTime = time.TimeOnly
+
+// outcomeRow is the objects of one cluster, kind and service that became the same (created,
+// updated, deleted) in one sync.
+type outcomeRow struct {
+	outcome string
+	objects []objectRow
+}
+
+func (r outcomeRow) kind() string {
+	if len(r.objects) > 1 {
+		return fmt.Sprintf("%s(%d)", r.objects[0].Kind, len(r.objects))
+	}
+	return r.objects[0].Kind
+}
+
+// byOutcome folds objects by cluster, kind, service and outcome, in the order of the first.
+func byOutcome(rs []objectRow) []outcomeRow {
+	var out []outcomeRow
+	at := map[[4]string]int{}
+	for _, r := range rs {
+		k := [4]string{r.Cluster, r.Kind, r.Service, r.outcome()}
+		if i, ok := at[k]; ok {
+			out[i].objects = append(out[i].objects, r)
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, outcomeRow{r.outcome(), []objectRow{r}})
+	}
+	return out
+}
+
 // changes is reconciler.Options.OnChanges.
 func (l *changeLog) changes(cs []reconciler.Change) {
 	l.mu.Lock()
@@ -65,15 +102,17 @@ func (l *changeLog) changes(cs []reconciler.Change) {
 		l.flushLocked()
 		l.second, l.lines = s, 0
 	}
-	for _, r := range byObject(rows) {
+	for _, r := range byOutcome(byObject(rows)) {
 		if l.lines >= linesPerSecond {
-			for _, a := range r.Actions {
-				l.held = append(l.held, ChangeRow{Cluster: r.Cluster, Kind: r.Kind, Object: r.Object, Action: a})
+			for _, o := range r.objects {
+				for _, a := range o.Actions {
+					l.held = append(l.held, ChangeRow{Cluster: o.Cluster, Kind: o.Kind, Object: o.Object, Action: a, Service: o.Service})
+				}
 			}
 			continue
 		}
 		l.lines++
-		fmt.Fprintf(l.out, "%s  %-10s %-19s %-40s %s\n", now.UTC().Format(timeFormat), r.Cluster, r.Kind, r.Object, strings.Join(r.Actions, ","))
+		fmt.Fprintf(l.out, "%s  %-8s %-16s %-26s %s\n", now.Format(lineTime), r.objects[0].Cluster, r.kind(), r.objects[0].Service, r.outcome)
 	}
 }
 
@@ -92,7 +131,8 @@ func (l *changeLog) flushLocked() {
 	}
 	s := summarize(l.held, 0)
 	line := strings.TrimSuffix(s.Line(), "; 0 conflicts.")
-	fmt.Fprintf(l.out, "%s  and %d more objects: %s\n", l.now().UTC().Format(timeFormat), len(byObject(l.held)), line)
+	text := fmt.Sprintf("and %d more objects: %s", len(byObject(l.held)), line)
+	fmt.Fprintf(l.out, "%s  %s\n", l.now().Format(lineTime), printers.Wrap(text, len(lineTime)+2, len(lineTime)+2, printers.Width))
 	l.held = nil
 }
 

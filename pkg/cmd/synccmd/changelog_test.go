@@ -15,20 +15,29 @@ import (
 func importChanges(cluster, name string) []reconciler.Change {
 	var cs []reconciler.Change
 	for _, a := range []string{"create", "status", "update"} {
-		cs = append(cs, reconciler.Change{Cluster: cluster, Kind: "ServiceImport", Namespace: "demo", Name: name, Action: a})
+		cs = append(cs, reconciler.Change{Cluster: cluster, Kind: "ServiceImport", Namespace: "demo", Name: name, Action: a, Service: name})
 	}
-	return append(cs, reconciler.Change{Cluster: cluster, Kind: "Service", Namespace: "demo", Name: "derived-" + name, Action: "create"})
+	return append(cs, reconciler.Change{Cluster: cluster, Kind: "Service", Namespace: "demo", Name: "derived-" + name, Action: "create", Service: name})
 }
 
-// sync --watch tells each object it writes in one line: time, cluster, kind, object, actions.
+// withSlices adds the copies of two source slices to importChanges.
+func withSlices(cluster, name string) []reconciler.Change {
+	return append(importChanges(cluster, name),
+		reconciler.Change{Cluster: cluster, Kind: "EndpointSlice", Namespace: "demo", Name: "derived-" + name + "-member1-0123456789", Action: "create", Service: name},
+		reconciler.Change{Cluster: cluster, Kind: "EndpointSlice", Namespace: "demo", Name: "derived-" + name + "-member3-9876543210", Action: "create", Service: name})
+}
+
+// sync --watch tells each object it writes in one line: time, cluster, kind, the service it
+// belongs to, what became of it; a service's EndpointSlices that became the same in one.
 func TestChangeLogLines(t *testing.T) {
 	var out bytes.Buffer
 	at := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
 	l := &changeLog{out: &out, now: func() time.Time { return at }}
-	l.changes(importChanges("member2", "serve"))
+	l.changes(withSlices("member2", "serve"))
 	want := []string{
-		"2026-11-25T07:00:00Z member2 ServiceImport demo/serve create,status,update",
-		"2026-11-25T07:00:00Z member2 Service demo/derived-serve create",
+		"07:00:00 member2 ServiceImport demo/serve created",
+		"07:00:00 member2 Service demo/serve created",
+		"07:00:00 member2 EndpointSlice(2) demo/serve created",
 	}
 	var got []string
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
@@ -42,17 +51,18 @@ func TestChangeLogLines(t *testing.T) {
 	out.Reset()
 	at = at.Add(time.Second)
 	for i := 0; i < 30; i++ {
-		l.changes(importChanges("member1", fmt.Sprintf("s%d", i)))
+		l.changes(withSlices("member1", fmt.Sprintf("s%d", i)))
 	}
 	l.flush() // the same second: nothing yet
 	at = at.Add(time.Second)
 	l.flush()
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
-	if len(lines) != linesPerSecond+1 {
+	if len(lines) != linesPerSecond+2 {
 		t.Fatalf("%d lines, want %d and a summary:\n%s", len(lines), linesPerSecond, out.String())
 	}
-	// 60 objects: 20 lines, then the other 40 in one.
-	if last := lines[len(lines)-1]; last != "2026-11-25T07:00:02Z  and 40 more objects: 40 created (ServiceImport 20, Service 20), 0 updated, 0 deleted" {
+	// 120 objects in 90 lines: 20 lines (26 objects), then the other 94 in one, wrapped.
+	if last := strings.Join(lines[len(lines)-2:], "\n"); last != "07:00:02  and 94 more objects: 94 created (EndpointSlice 48, ServiceImport 23,\n"+
+		"          Service 23), 0 updated, 0 deleted" {
 		t.Errorf("summary line %q", last)
 	}
 }
@@ -80,5 +90,8 @@ func TestChangeLogJSON(t *testing.T) {
 	}
 	if lines[5] != `{"time":"2026-11-25T07:00:00Z","conflicts":[]}` {
 		t.Errorf("no conflicts: %s", lines[5])
+	}
+	if strings.Contains(lines[3], "service") {
+		t.Errorf("a key for the text's service: %s", lines[3])
 	}
 }

@@ -29,6 +29,9 @@ type ChangeRow struct {
 	Kind    string `json:"kind"`
 	Object  string `json:"object"`
 	Action  string `json:"action"`
+	// Service is the multi-cluster service (NAMESPACE/NAME) the object belongs to: what the
+	// text tells the object by, as a derived object's name is too long for a line.
+	Service string `json:"-"`
 }
 
 // Summary counts the objects of a pass by what became of them, per kind, and the conflicts.
@@ -43,8 +46,8 @@ type Summary struct {
 
 // objectRow is one object's writes, joined in the order made: "create,status,update".
 type objectRow struct {
-	Cluster, Kind, Object string
-	Actions               []string
+	Cluster, Kind, Object, Service string
+	Actions                        []string
 }
 
 // toChanges lists the writes cluster by cluster, each cluster's in the order they were made (the
@@ -52,7 +55,11 @@ type objectRow struct {
 func toChanges(cs []reconciler.Change) []ChangeRow {
 	out := []ChangeRow{}
 	for _, c := range cs {
-		out = append(out, ChangeRow{Cluster: c.Cluster, Kind: c.Kind, Object: c.Namespace + "/" + c.Name, Action: c.Action})
+		svc := c.Namespace + "/" + c.Service
+		if c.Service == "" {
+			svc = c.Namespace + "/" + c.Name
+		}
+		out = append(out, ChangeRow{Cluster: c.Cluster, Kind: c.Kind, Object: c.Namespace + "/" + c.Name, Action: c.Action, Service: svc})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Cluster < out[j].Cluster })
 	return out
@@ -68,7 +75,11 @@ func byObject(cs []ChangeRow) []objectRow {
 		if !ok {
 			i = len(out)
 			at[k] = i
-			out = append(out, objectRow{Cluster: c.Cluster, Kind: c.Kind, Object: c.Object})
+			svc := c.Service
+			if svc == "" {
+				svc = c.Object
+			}
+			out = append(out, objectRow{Cluster: c.Cluster, Kind: c.Kind, Object: c.Object, Service: svc})
 		}
 		out[i].Actions = append(out[i].Actions, c.Action)
 	}
@@ -124,8 +135,9 @@ func (s Summary) Line() string {
 	return fmt.Sprintf("%s, %s, %s; %d conflicts.", part("created", s.Created), part("updated", s.Updated), part("deleted", s.Deleted), s.Conflicts)
 }
 
-// printReport prints a pass's report: one row per object with its writes joined, the conflicts,
-// and the summary line. failed: the pass ended in an error, which the caller prints after it, so
+// printReport prints a pass's report: a row per object with its writes joined (objects of one
+// kind, service and writes in one row, counted: "EndpointSlice(2)"), the conflicts, and the
+// summary line, wrapped. failed: the pass ended in an error, which the caller prints after it, so
 // "No changes." would be untrue (the changes it wanted were not made).
 func (o *Options) printReport(rep Report, failed bool) error {
 	suffix := ""
@@ -138,12 +150,11 @@ func (o *Options) printReport(rep Report, failed bool) error {
 		fmt.Fprintln(o.Out, "No changes."+suffix)
 		fmt.Fprintln(o.Out)
 	default:
-		objects := byObject(rep.Changes)
-		rows := make([][]string, 0, len(objects))
-		for _, r := range objects {
-			rows = append(rows, []string{r.Cluster, r.Kind, r.Object, strings.Join(r.Actions, ",") + suffix})
+		var rows [][]string
+		for _, r := range byService(byObject(rep.Changes)) {
+			rows = append(rows, []string{r.Cluster, r.kind(), r.Service, strings.Join(r.Actions, ",") + suffix})
 		}
-		if err := printers.Table(o.Out, []string{"cluster", "kind", "object", "action"}, rows, false); err != nil {
+		if err := printers.Table(o.Out, []string{"cluster", "kind", "service", "action"}, rows, false); err != nil {
 			return err
 		}
 		fmt.Fprintln(o.Out)
@@ -153,7 +164,7 @@ func (o *Options) printReport(rep Report, failed bool) error {
 	}
 	if len(rep.Changes) > 0 {
 		fmt.Fprintln(o.Out)
-		fmt.Fprintln(o.Out, strings.TrimSuffix(rep.Summary.Line(), ".")+suffix+".")
+		fmt.Fprintln(o.Out, printers.Wrap(strings.TrimSuffix(rep.Summary.Line(), ".")+suffix+".", 0, 0, printers.Width))
 	}
 	o.warn(rep)
 	return nil
@@ -174,15 +185,49 @@ func (o *Options) warn(rep Report) {
 	}
 }
 
-// PrintConflicts writes the conflicts table (or a line saying there are none).
+// PrintConflicts writes the conflicts table (or a line saying there are none), each conflict's
+// detail wrapped under its row.
 func PrintConflicts(w io.Writer, cs []engine.Conflict) error {
 	if len(cs) == 0 {
 		_, err := fmt.Fprintln(w, "No conflicts.")
 		return err
 	}
 	rows := make([][]string, 0, len(cs))
+	details := make([]string, 0, len(cs))
 	for _, c := range cs {
-		rows = append(rows, []string{c.Namespace, c.Service, c.Reason, c.Winner, strings.Join(c.Disagreeing, ","), c.Message})
+		rows = append(rows, []string{c.Namespace, c.Service, c.Reason, c.Winner, strings.Join(c.Disagreeing, ",")})
+		details = append(details, c.Message)
 	}
-	return printers.Table(w, []string{"namespace", "service", "conflict", "winner", "disagreeing", "detail"}, rows, false)
+	return printers.TableNotes(w, 0, []string{"namespace", "service", "conflict", "winner", "disagreeing"}, rows, details)
+}
+
+// serviceRow is the objects of one kind and service that one cluster had the same writes made
+// to: a service's EndpointSlices (one per source slice) in one row.
+type serviceRow struct {
+	objectRow
+	n int
+}
+
+func (r serviceRow) kind() string {
+	if r.n > 1 {
+		return fmt.Sprintf("%s(%d)", r.Kind, r.n)
+	}
+	return r.Kind
+}
+
+// byService folds the objects of one cluster, kind and service with the same writes into one
+// row, in the order of the first.
+func byService(rs []objectRow) []serviceRow {
+	var out []serviceRow
+	at := map[[4]string]int{}
+	for _, r := range rs {
+		k := [4]string{r.Cluster, r.Kind, r.Service, strings.Join(r.Actions, ",")}
+		if i, ok := at[k]; ok {
+			out[i].n++
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, serviceRow{r, 1})
+	}
+	return out
 }

@@ -52,15 +52,16 @@ func TestReportOneRowPerObject(t *testing.T) {
 	var changes []ChangeRow
 	for _, c := range []string{"member1", "member2"} {
 		for _, a := range []string{"create", "status", "update"} {
-			changes = append(changes, ChangeRow{Cluster: c, Kind: "ServiceImport", Object: "demo/serve", Action: a})
+			changes = append(changes, ChangeRow{Cluster: c, Kind: "ServiceImport", Object: "demo/serve", Action: a, Service: "demo/serve"})
 		}
-		changes = append(changes, ChangeRow{Cluster: c, Kind: "Service", Object: "demo/derived-serve", Action: "create"},
-			ChangeRow{Cluster: c, Kind: "EndpointSlice", Object: "demo/derived-serve-member1-abc", Action: "create"})
+		changes = append(changes, ChangeRow{Cluster: c, Kind: "Service", Object: "demo/derived-serve", Action: "create", Service: "demo/serve"},
+			ChangeRow{Cluster: c, Kind: "EndpointSlice", Object: "demo/derived-serve-member1-abc", Action: "create", Service: "demo/serve"})
 	}
-	changes = append(changes, ChangeRow{Cluster: "member1", Kind: "ServiceExport", Object: "demo/serve", Action: "status"},
-		ChangeRow{Cluster: "member2", Kind: "EndpointSlice", Object: "demo/derived-serve-member3-def", Action: "delete"},
-		ChangeRow{Cluster: "member2", Kind: "Service", Object: "demo/derived-web", Action: "delete"},
-		ChangeRow{Cluster: "member2", Kind: "Service", Object: "demo/derived-web", Action: "create"})
+	changes = append(changes, ChangeRow{Cluster: "member1", Kind: "ServiceExport", Object: "demo/serve", Action: "status", Service: "demo/serve"},
+		ChangeRow{Cluster: "member2", Kind: "EndpointSlice", Object: "demo/derived-serve-member3-def", Action: "delete", Service: "demo/serve"},
+		ChangeRow{Cluster: "member2", Kind: "EndpointSlice", Object: "demo/derived-serve-member3-ghi", Action: "delete", Service: "demo/serve"},
+		ChangeRow{Cluster: "member2", Kind: "Service", Object: "demo/derived-web", Action: "delete", Service: "demo/web"},
+		ChangeRow{Cluster: "member2", Kind: "Service", Object: "demo/derived-web", Action: "create", Service: "demo/web"})
 	rep := Report{Changes: changes}
 	rep.Summary = summarize(changes, 0)
 	var out bytes.Buffer
@@ -78,23 +79,23 @@ func TestReportOneRowPerObject(t *testing.T) {
 	}
 	want := []string{
 		"member1 ServiceImport demo/serve create,status,update",
-		"member1 Service demo/derived-serve create",
-		"member1 EndpointSlice demo/derived-serve-member1-abc create",
+		"member1 Service demo/serve create",
+		"member1 EndpointSlice demo/serve create",
 		"member2 ServiceImport demo/serve create,status,update",
-		"member2 Service demo/derived-serve create",
-		"member2 EndpointSlice demo/derived-serve-member1-abc create",
+		"member2 Service demo/serve create",
+		"member2 EndpointSlice demo/serve create",
 		"member1 ServiceExport demo/serve status",
-		"member2 EndpointSlice demo/derived-serve-member3-def delete",
-		"member2 Service demo/derived-web delete,create",
+		"member2 EndpointSlice(2) demo/serve delete",
+		"member2 Service demo/web delete,create",
 	}
 	if strings.Join(rows, "\n") != strings.Join(want, "\n") {
 		t.Errorf("rows:\n%s\nwant:\n%s", strings.Join(rows, "\n"), strings.Join(want, "\n"))
 	}
-	summary := "6 created (ServiceImport 2, Service 2, EndpointSlice 2), 2 updated (Service 1, ServiceExport 1), 1 deleted (EndpointSlice 1); 0 conflicts."
-	if last := lines[len(lines)-1]; last != summary {
+	summary := "6 created (ServiceImport 2, Service 2, EndpointSlice 2), 2 updated (Service 1,\nServiceExport 1), 2 deleted (EndpointSlice 2); 0 conflicts."
+	if last := strings.Join(lines[len(lines)-2:], "\n"); last != summary {
 		t.Errorf("last line %q, want %q", last, summary)
 	}
-	if rep.Summary.Created["ServiceImport"] != 2 || rep.Summary.Deleted["EndpointSlice"] != 1 || rep.Summary.Updated["Service"] != 1 {
+	if rep.Summary.Created["ServiceImport"] != 2 || rep.Summary.Deleted["EndpointSlice"] != 2 || rep.Summary.Updated["Service"] != 1 {
 		t.Errorf("summary %+v", rep.Summary)
 	}
 }

@@ -45,9 +45,12 @@ type Options struct {
 // SchemaLoader reads the served ServiceImport and ServiceExport schemas of mcs-api version v.
 type SchemaLoader func(ctx context.Context, m *clusterset.Connection, v string) (imp, exp engine.Pruner, err error)
 
-// Change is one write the reconciler made (or would make, under dry run).
+// Change is one write the reconciler made (or would make, under dry run). Service is the
+// multi-cluster service (in Namespace) the object belongs to, by which a report tells it in a
+// line that a derived object's long name would not fit.
 type Change struct {
 	Cluster, Kind, Namespace, Name, Action string
+	Service                                string
 }
 
 // key is a service: the queue's item, and what one sync decides.

@@ -57,7 +57,7 @@ func (r *Reconciler) recordChanges(k key, actions []engine.Action) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, a := range actions {
-		c := Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb}
+		c := Change{Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Action: a.Verb, Service: k.Name}
 		if r.watching {
 			if r.opts.OnChanges != nil {
 				r.pending[k] = append(r.pending[k], c)
