@@ -263,7 +263,7 @@ func (b *item) summarize() {
 			b.problems = append(b.problems, fmt.Sprintf("The ServiceImport in %s has no clusterset IP yet.", quoteJoin(b.noIP)))
 		}
 		if len(b.noNamespace) > 0 {
-			b.problems = append(b.problems, engine.NoNamespaceMessage(b.k.Namespace, b.noNamespace))
+			b.problems = append(b.problems, "N"+strings.TrimPrefix(engine.NoNamespaceMessage(b.k.Namespace, b.noNamespace), "n")+".")
 		}
 	}
 	if len(out.ExportingClusters) > 0 && b.totalReady == 0 {

@@ -114,11 +114,11 @@ func Unimportable(obs Observed, k types.NamespacedName) []string {
 }
 
 // NoNamespaceMessage says that the service cannot be imported in clusters, lacking namespace ns:
-// the words status, sync and diagnose share.
+// the words status, sync and diagnose share, as a clause ("not imported in ...", no full stop).
 func NoNamespaceMessage(ns string, clusters []string) string {
 	they := "it has"
 	if len(clusters) > 1 {
 		they = "they have"
 	}
-	return fmt.Sprintf("Not imported in %s: %s no namespace %q (a service is imported only where its namespace exists).", quoteJoin(clusters), they, ns)
+	return fmt.Sprintf("not imported in %s: %s no namespace %q (a service is imported only where its namespace exists)", quoteJoin(clusters), they, ns)
 }

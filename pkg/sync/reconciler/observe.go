@@ -68,6 +68,9 @@ func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []s
 		obs.Clusters = append(obs.Clusters, cs)
 	}
 	obs.Evicted = append(obs.Evicted, r.moved(obs)...)
+	if ids := engine.Unimportable(obs, types.NamespacedName{Namespace: ns, Name: name}); len(ids) > 0 {
+		problems = append(problems, fmt.Sprintf("service %s/%s: %s", ns, name, engine.NoNamespaceMessage(ns, ids)))
+	}
 	return obs, problems
 }
 

@@ -61,7 +61,9 @@ func TestObserveMembership(t *testing.T) {
 	if strings.Join(ids, ",") != "m2,m3" || strings.Join(obs.Members, ",") != "m1,m2,m3,m4" {
 		t.Errorf("read %v of members %v, want m2,m3 of m1-m4", ids, obs.Members)
 	}
-	if len(problems) != 1 || !strings.Contains(problems[0], `cluster "m1": ServiceExport demo/serve`) {
+	// m3 cannot import what m2 exports: sync's report says so (status says Degraded).
+	if len(problems) != 2 || !strings.Contains(problems[0], `cluster "m1": ServiceExport demo/serve`) ||
+		problems[1] != `service demo/serve: not imported in "m3": it has no namespace "demo" (a service is imported only where its namespace exists)` {
 		t.Errorf("problems %q", problems)
 	}
 	d := engine.Compute(obs)
