@@ -13,6 +13,7 @@ import (
 	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 )
 
 // errNoToken: the member's token Secret is absent or not filled yet.
@@ -67,8 +68,8 @@ func readToken(ctx context.Context, m *clusterset.Connection) (string, []byte, e
 func (o *Options) existingToken(ctx context.Context, m *clusterset.Connection) (string, []byte, error) {
 	tok, ca, err := readToken(ctx, m)
 	if errors.Is(err, errNoToken) {
-		return "", nil, fmt.Errorf("cluster %q: no ServiceAccount token in secret %s/%s: create it with %s, or pass --member-credentials=current",
-			m.ID, DefaultNamespace, TokenSecret, o.installCommand())
+		return "", nil, fmt.Errorf("cluster %q: no ServiceAccount token in secret %s/%s: pass --member-credentials=current, or create it with:%s",
+			m.ID, DefaultNamespace, TokenSecret, shell.Block(o.installCommand()))
 	}
 	return tok, ca, err
 }
@@ -102,7 +103,7 @@ func (o *Options) installedToken(ctx context.Context, m *clusterset.Connection) 
 }
 
 // installCommand is the install of this very clusterset and host.
-func (o *Options) installCommand() string {
+func (o *Options) installCommand() shell.Command {
 	ctxs := make([]string, len(o.Members))
 	for i, m := range o.Members {
 		ctxs[i] = m.Context
@@ -110,7 +111,7 @@ func (o *Options) installCommand() string {
 			ctxs[i] += "=" + m.ID
 		}
 	}
-	return fmt.Sprintf("kubectl mcs install --contexts=%s --context=%s", strings.Join(ctxs, ","), o.Host)
+	return shell.MCS("install", "--contexts="+strings.Join(ctxs, ","), "--context="+o.Host)
 }
 
 // currentCredentials embeds the user's own credentials for one member, saying so.

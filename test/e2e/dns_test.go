@@ -156,12 +156,13 @@ func TestDNSClusterset(t *testing.T) {
 	}
 	ns := namespace(t, "e2e-dns", members...)
 
-	// Without a DNS server to forward to, init --dns refuses in one line and writes nothing.
+	// Without a DNS server to forward to, init --dns refuses in one line, then the command that
+	// runs one on a line of its own, and writes nothing.
 	r := mcs("init", "--contexts", allMembers, "--dns")
-	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != 1 || len(lines) != 1 ||
-		!strings.Contains(lines[0], `cluster "member1": service kubectl-mcs-system/kubectl-mcs-dns not found`) ||
-		!strings.Contains(lines[0], "kubectl mcs dns-server --print-manifests --context member1") || !strings.Contains(lines[0], "--dns-server=IP[:PORT]") {
-		t.Errorf("init --dns without a DNS server: want one line naming member1 and the fix, exit 1; got %d:\n%s", r.code, r.stderr)
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != 1 || len(lines) != 2 ||
+		!strings.Contains(lines[0], `cluster "member1": service kubectl-mcs-system/kubectl-mcs-dns not found`) || !strings.Contains(lines[0], "--dns-server=IP[:PORT]") ||
+		lines[1] != "  kubectl mcs dns-server --print-manifests --context member1 | kubectl --context member1 apply -f -" {
+		t.Errorf("init --dns without a DNS server: want one line naming member1 and the fix, then its command, exit 1; got %d:\n%s", r.code, r.stderr)
 	}
 	for _, c := range members {
 		if corefile(t, c) != kubeadmCorefile {

@@ -66,10 +66,10 @@ func TestDNSInitWaitsForAReadyDNSServer(t *testing.T) {
 
 	line := func(after, hint string) string {
 		return fmt.Sprintf(`cluster "member1": service kubectl-mcs-system/kubectl-mcs-dns has no ready endpoint%s: CoreDNS would forward the clusterset zone to it and every clusterset lookup would fail (SERVFAIL); `+
-			`see why its pods are not ready (kubectl --context member1 -n kubectl-mcs-system get pods -l app.kubernetes.io/name=kubectl-mcs-dns)%s`, after, hint)
+			"%s:\n  kubectl --context member1 -n kubectl-mcs-system get pods -l app.kubernetes.io/name=kubectl-mcs-dns", after, hint)
 	}
-	refused(t, "member1", line("", ", or wait for one with --dns-wait=DURATION"), "--dns")
-	refused(t, "member1", line(" after 2s", ""), "--dns", "--dns-wait=2s")
+	refused(t, "member1", line("", "wait for one with --dns-wait=DURATION, or see why its pods are not ready"), "--dns")
+	refused(t, "member1", line(" after 2s", "see why its pods are not ready"), "--dns", "--dns-wait=2s")
 
 	// init --dns-wait waits, writing nothing, until kwok runs the pods and marks them ready; then
 	// it forwards to the Service.

@@ -154,7 +154,10 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 
 	before := settledVersions(t)
 	r := mcs(print...)
-	oneError(t, r, `cluster "member1": no ServiceAccount token in secret kubectl-mcs-system/kubectl-mcs-sync-token: create it with kubectl mcs install --contexts=member1,member2,member3 --context=member1, or pass --member-credentials=current`)
+	oneError(t, r, `cluster "member1": no ServiceAccount token in secret kubectl-mcs-system/kubectl-mcs-sync-token: pass --member-credentials=current, or create it with:`)
+	if !strings.Contains(r.stderr, "with:\n  kubectl mcs install --contexts=member1,member2,member3 --context=member1\n") {
+		t.Errorf("the install command is not on a line of its own:\n%s", r.stderr)
+	}
 	unchanged(t, before, "sync --print-manifests without tokens")
 
 	mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers)
@@ -172,7 +175,7 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before = settledVersions(t)
-	oneError(t, mcs(print...), `cluster "member3": no ServiceAccount token in secret kubectl-mcs-system/kubectl-mcs-sync-token: create it with kubectl mcs install --contexts=member1,member2,member3 --context=member1, or pass --member-credentials=current`)
+	oneError(t, mcs(print...), `cluster "member3": no ServiceAccount token in secret kubectl-mcs-system/kubectl-mcs-sync-token: pass --member-credentials=current, or create it with:`)
 	unchanged(t, before, "sync --print-manifests with member3's token gone")
 }
 

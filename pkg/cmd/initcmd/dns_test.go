@@ -94,11 +94,11 @@ func TestPlanDNSWithoutTheService(t *testing.T) {
 			if err == nil {
 				t.Fatal("want an error")
 			}
-			msg := err.Error()
-			for _, want := range []string{`cluster "member2": service kubectl-mcs-system/kubectl-mcs-dns`, "kubectl mcs dns-server --print-manifests --context member2-ctx", "--dns-server"} {
-				if !strings.Contains(msg, want) || strings.Contains(msg, "\n") {
-					t.Errorf("error %q: want one line with %q", msg, want)
-				}
+			// One line naming the member and the fix, then the command on a line of its own.
+			lines := strings.Split(err.Error(), "\n")
+			if len(lines) != 2 || !strings.HasPrefix(lines[0], `cluster "member2": service kubectl-mcs-system/kubectl-mcs-dns`) || !strings.Contains(lines[0], "--dns-server") ||
+				lines[1] != "  kubectl mcs dns-server --print-manifests --context member2-ctx | kubectl --context member2-ctx apply -f -" {
+				t.Errorf("error %q: want one line naming member2 and --dns-server, then the command", err)
 			}
 		})
 	}
@@ -141,7 +141,7 @@ func TestRunRefusesADNSServerWithoutReadyEndpoints(t *testing.T) {
 			m1, m2 := member("member1", dnsServer("10.96.0.53")...), member("member2", objs...)
 			err := options("", m1, m2).Run(context.Background())
 			want := `cluster "member2": service kubectl-mcs-system/kubectl-mcs-dns has no ready endpoint: CoreDNS would forward the clusterset zone to it and every clusterset lookup would fail (SERVFAIL); ` +
-				`see why its pods are not ready (kubectl --context member2-ctx -n kubectl-mcs-system get pods -l app.kubernetes.io/name=kubectl-mcs-dns), or wait for one with --dns-wait=DURATION`
+				"wait for one with --dns-wait=DURATION, or see why its pods are not ready:\n  kubectl --context member2-ctx -n kubectl-mcs-system get pods -l app.kubernetes.io/name=kubectl-mcs-dns"
 			if err == nil || err.Error() != want {
 				t.Fatalf("err = %v\nwant %s", err, want)
 			}
@@ -183,7 +183,7 @@ func TestPlanDNSWaitsForAReadyEndpoint(t *testing.T) {
 	start = time.Now()
 	_, err = o.planDNS(context.Background())
 	want := `cluster "member3": service kubectl-mcs-system/kubectl-mcs-dns has no ready endpoint after 1.2s: CoreDNS would forward the clusterset zone to it and every clusterset lookup would fail (SERVFAIL); ` +
-		`see why its pods are not ready (kubectl --context member3-ctx -n kubectl-mcs-system get pods -l app.kubernetes.io/name=kubectl-mcs-dns)`
+		"see why its pods are not ready:\n  kubectl --context member3-ctx -n kubectl-mcs-system get pods -l app.kubernetes.io/name=kubectl-mcs-dns"
 	if err == nil || err.Error() != want {
 		t.Fatalf("err = %v\nwant %s", err, want)
 	}

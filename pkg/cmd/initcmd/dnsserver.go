@@ -16,6 +16,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 )
 
 // notYet is a DNS server Service that may still come: absent, or without a ready endpoint.
@@ -46,21 +47,21 @@ func (f *DNSFlags) dnsService(ctx context.Context, m *clusterset.Connection, dea
 // dnsServiceNow reads the Service and its EndpointSlices once.
 func (f *DNSFlags) dnsServiceNow(ctx context.Context, m *clusterset.Connection) (dns.Upstream, error) {
 	ref := fmt.Sprintf("cluster %q: service %s/%s", m.ID, names.SystemNamespace, names.DNSServerName)
-	apply := fmt.Sprintf("kubectl mcs dns-server --print-manifests --context %s | kubectl --context %s apply -f -", m.Context, m.Context)
+	apply := shell.Block(shell.MCS("dns-server", "--print-manifests", "--context", m.Context).Pipe("kubectl", "--context", m.Context, "apply", "-f", "-"))
 	waited := ""
 	if f.Wait > 0 {
 		waited = " after " + f.Wait.String()
 	}
 	svc, err := m.Client.CoreV1().Services(names.SystemNamespace).Get(ctx, names.DNSServerName, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
-		return dns.Upstream{}, notYet{fmt.Errorf("%s not found%s: --dns forwards the clusterset zone to it; run the DNS server there (%s) or pass --dns-server=IP[:PORT]", ref, waited, apply)}
+		return dns.Upstream{}, notYet{fmt.Errorf("%s not found%s: --dns forwards the clusterset zone to it; pass --dns-server=IP[:PORT], or run the DNS server there:%s", ref, waited, apply)}
 	}
 	if err != nil {
 		return dns.Upstream{}, fmt.Errorf("%s: %w", ref, err)
 	}
 	ip := svc.Spec.ClusterIP
 	if ip == "" || ip == corev1.ClusterIPNone {
-		return dns.Upstream{}, fmt.Errorf("%s has no cluster IP for CoreDNS to forward to; run the DNS server there (%s) or pass --dns-server=IP[:PORT]", ref, apply)
+		return dns.Upstream{}, fmt.Errorf("%s has no cluster IP for CoreDNS to forward to; pass --dns-server=IP[:PORT], or run the DNS server there:%s", ref, apply)
 	}
 	slices, err := m.Client.DiscoveryV1().EndpointSlices(names.SystemNamespace).List(ctx,
 		metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + names.DNSServerName})
@@ -68,12 +69,12 @@ func (f *DNSFlags) dnsServiceNow(ctx context.Context, m *clusterset.Connection) 
 		return dns.Upstream{}, fmt.Errorf("%s: reading its endpointslices: %w", ref, err)
 	}
 	if !anyReady(slices.Items) {
-		hint := ", or wait for one with --dns-wait=DURATION"
+		see := "wait for one with --dns-wait=DURATION, or see why its pods are not ready"
 		if f.Wait > 0 {
-			hint = ""
+			see = "see why its pods are not ready"
 		}
-		return dns.Upstream{}, notYet{fmt.Errorf("%s has no ready endpoint%s: CoreDNS would forward the clusterset zone to it and every clusterset lookup would fail (SERVFAIL); see why its pods are not ready (kubectl --context %s -n %s get pods -l app.kubernetes.io/name=%s)%s",
-			ref, waited, m.Context, names.SystemNamespace, names.DNSServerName, hint)}
+		return dns.Upstream{}, notYet{fmt.Errorf("%s has no ready endpoint%s: CoreDNS would forward the clusterset zone to it and every clusterset lookup would fail (SERVFAIL); %s:%s",
+			ref, waited, see, shell.Block(shell.Kubectl("--context", m.Context, "-n", names.SystemNamespace, "get", "pods", "-l", "app.kubernetes.io/name="+names.DNSServerName)))}
 	}
 	return dns.Upstream{Addr: net.JoinHostPort(ip, "53"), Service: names.SystemNamespace + "/" + names.DNSServerName}, nil
 }

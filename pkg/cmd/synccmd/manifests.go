@@ -9,6 +9,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 )
 
 // completeInstall prepares --print-manifests (pkg/install): the host is the --context cluster,
@@ -28,7 +29,8 @@ func (o *Options) completeInstall(cmd *cobra.Command, loader *clusterset.Loader)
 			return fmt.Errorf("--output %q: --print-manifests prints yaml or json", o.Write.Print.Format)
 		}
 		if o.Write.DryRun == cmdutil.DryRunServer {
-			return errors.New("--print-manifests writes nothing; to have the apiservers check the objects: kubectl mcs install --dry-run=server")
+			return errors.New("--print-manifests writes nothing; to have the apiservers check the objects, run install with the same flags:" +
+				shell.Block(shell.MCS("install", "--dry-run=server")))
 		}
 	}
 	flags := o.Install
