@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -34,7 +35,7 @@ func TestSyncUnreachableMember(t *testing.T) {
 	service(t, "member3", ns, "serve")
 	userExport(t, "member3", ns, "serve")
 	want := podIPs(t, "member3", ns, "serve")
-	startWatch(t, ns, "--unreachable-timeout=4s")
+	w := startWatch(t, ns, "--unreachable-timeout=4s")
 	waitFor(t, "member3's endpoints in member1", func() bool { return len(importedIPs(t, "member1", ns, "serve", "member3")) == 1 })
 
 	testbed(t, "stop", "member3")
@@ -50,6 +51,13 @@ func TestSyncUnreachableMember(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, `cluster "member3"`) {
 		t.Errorf("one-shot sync with member3 down: exit %d, stderr %q", r.code, r.stderr)
 	}
+	// A command prints no klog info lines ("I1126 07:00:00.000000 ... member.go:175] ...")
+	// unless -v asks for them.
+	if klogLine.MatchString(r.stderr) {
+		t.Errorf("one-shot sync printed klog lines:\n%s", r.stderr)
+	}
+	// The watch's stream says member3 went, in its own table.
+	waitFor(t, "sync --watch to print member3 unreachable", func() bool { return memberRow.MatchString(w.out.String()) })
 	time.Sleep(time.Until(stopped.Add(2 * time.Second)))
 	if got := importedIPs(t, "member1", ns, "serve", "member3"); len(got) != 1 {
 		t.Fatalf("member3's endpoints dropped %v after it went away, before --unreachable-timeout", time.Since(stopped))
@@ -65,4 +73,11 @@ func TestSyncUnreachableMember(t *testing.T) {
 		got := importedIPs(t, "member1", ns, "serve", "member3")
 		return len(got) == 1 && got[0] == want[0]
 	})
+	waitFor(t, "sync --watch to print member3 reachable", func() bool { return memberBackRow.MatchString(w.out.String()) })
 }
+
+var (
+	klogLine      = regexp.MustCompile(`(?m)^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ `)
+	memberRow     = regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  member3 +Cluster +- +unreachable$`)
+	memberBackRow = regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  member3 +Cluster +- +reachable$`)
+)

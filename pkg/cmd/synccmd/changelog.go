@@ -1,17 +1,20 @@
 package synccmd
 
 // What sync --watch prints as it works: a line per object it wrote, a summary line when there
-// are too many to read, the conflicts when they change.
+// are too many to read, the conflicts when they change, a line when a member turns unreachable
+// and when it is back.
 
 import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/reconciler"
 )
@@ -34,16 +37,27 @@ type changeLog struct {
 	format string // "", json or name
 	now    func() time.Time
 
-	second time.Time   // the second the lines are counted in
-	lines  int         // lines written in it
-	held   []ChangeRow // writes past linesPerSecond, told by flush
+	second time.Time         // the second the lines are counted in
+	lines  int               // lines written in it
+	held   []ChangeRow       // writes past linesPerSecond, told by flush
+	down   map[string]string // the members told unreachable, and why
 }
 
-// changeLine is a JSON line: a write, or the conflicts when they change.
+// changeLine is a JSON line: a write, the conflicts when they change, or a member's reachability
+// when it changes.
 type changeLine struct {
 	Time string `json:"time"`
 	*ChangeRow
 	Conflicts *[]engine.Conflict `json:"conflicts,omitempty"`
+	Member    *MemberEvent       `json:"member,omitempty"`
+}
+
+// MemberEvent is a member that turned unreachable (its objects are kept as last read, see
+// --unreachable-timeout) or reachable again.
+type MemberEvent struct {
+	Cluster string         `json:"cluster"`
+	State   snapshot.State `json:"state"`
+	Message string         `json:"message,omitempty"`
 }
 
 const timeFormat = time.RFC3339
@@ -112,7 +126,58 @@ func (l *changeLog) changes(cs []reconciler.Change) {
 			continue
 		}
 		l.lines++
-		fmt.Fprintf(l.out, "%s  %-8s %-16s %-26s %s\n", now.Format(lineTime), r.objects[0].Cluster, r.kind(), r.objects[0].Service, r.outcome)
+		l.row(now, r.objects[0].Cluster, r.kind(), r.objects[0].Service, r.outcome)
+	}
+}
+
+// row writes one text line: TIME CLUSTER KIND SERVICE OUTCOME.
+func (l *changeLog) row(now time.Time, cluster, kind, service, outcome string) {
+	fmt.Fprintf(l.out, "%s  %-8s %-16s %-26s %s\n", now.Format(lineTime), cluster, kind, service, outcome)
+}
+
+// members tells each member that turned unreachable since the last call (unreachable: the
+// members that are, and why) and each one that is back: a row of kind Cluster, a JSON line, or
+// with -o name a line on stderr.
+func (l *changeLog) members(unreachable map[string]string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.down == nil {
+		l.down = map[string]string{}
+	}
+	ids := make([]string, 0, len(unreachable)+len(l.down))
+	for id := range unreachable {
+		if _, told := l.down[id]; !told {
+			ids = append(ids, id)
+		}
+	}
+	for id := range l.down {
+		if _, still := unreachable[id]; !still {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	now := l.now()
+	for _, id := range ids {
+		why, down := unreachable[id]
+		e := MemberEvent{Cluster: id, State: snapshot.Reachable}
+		if down {
+			e.State, e.Message = snapshot.Unreachable, why
+			l.down[id] = why
+		} else {
+			delete(l.down, id)
+		}
+		switch l.format {
+		case "json":
+			l.writeJSON(changeLine{Time: now.UTC().Format(timeFormat), Member: &e})
+		case "name":
+			if down {
+				fmt.Fprintf(l.errOut, "Warning: cluster %q is unreachable: %s\n", id, why)
+			} else {
+				fmt.Fprintf(l.errOut, "Cluster %q is reachable again\n", id)
+			}
+		default:
+			l.row(now, id, "Cluster", "-", strings.ToLower(string(e.State)))
+		}
 	}
 }
 

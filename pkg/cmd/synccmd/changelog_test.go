@@ -95,3 +95,43 @@ func TestChangeLogJSON(t *testing.T) {
 		t.Errorf("a key for the text's service: %s", lines[3])
 	}
 }
+
+// A member that turns unreachable, and its return, are lines of the stream, in its format (they
+// were once only a log line on stderr).
+func TestChangeLogMembers(t *testing.T) {
+	at := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
+	var out, errOut bytes.Buffer
+	l := &changeLog{out: &out, errOut: &errOut, now: func() time.Time { return at }}
+	l.members(map[string]string{})
+	l.members(map[string]string{"member3": "connection refused"})
+	l.members(map[string]string{"member3": "connection refused"}) // told once
+	l.members(map[string]string{})
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		got = append(got, strings.Join(strings.Fields(line), " "))
+	}
+	if want := "07:00:00 member3 Cluster - unreachable\n07:00:00 member3 Cluster - reachable"; strings.Join(got, "\n") != want {
+		t.Errorf("text:\n%s\nwant:\n%s", out.String(), want)
+	}
+
+	out.Reset()
+	l = &changeLog{out: &out, errOut: &errOut, format: "json", now: func() time.Time { return at }}
+	l.members(map[string]string{"member3": "connection refused"})
+	l.members(nil)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	want := []string{
+		`{"time":"2026-11-25T07:00:00Z","member":{"cluster":"member3","state":"Unreachable","message":"connection refused"}}`,
+		`{"time":"2026-11-25T07:00:00Z","member":{"cluster":"member3","state":"Reachable"}}`,
+	}
+	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
+		t.Errorf("json:\n%s\nwant:\n%s", out.String(), strings.Join(want, "\n"))
+	}
+
+	out.Reset()
+	l = &changeLog{out: &out, errOut: &errOut, format: "name", now: func() time.Time { return at }}
+	l.members(map[string]string{"member3": "connection refused"})
+	l.members(nil)
+	if out.Len() != 0 || errOut.String() != "Warning: cluster \"member3\" is unreachable: connection refused\nCluster \"member3\" is reachable again\n" {
+		t.Errorf("-o name: stdout %q, stderr %q", out.String(), errOut.String())
+	}
+}

@@ -259,6 +259,7 @@ func (o *Options) Run(ctx context.Context) error {
 		}
 		return o.watch(ctx)
 	}
+	quietInfo()
 	r := reconciler.New(o.members, o.reconcilerOptions(nil))
 	r.Start(ctx)
 	r.WaitForSync(ctx, o.SyncTimeout)
@@ -327,7 +328,8 @@ func (o *Options) watch(ctx context.Context) error {
 	return e.Run(ctx, o.LeaderNamespace, run)
 }
 
-// reportConflicts prints the conflicts whenever the set of conflicts changes.
+// reportConflicts prints the conflicts whenever the set of conflicts changes, and the members
+// that turn unreachable or reachable again.
 func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler, log *changeLog) {
 	last := "-"
 	warned := map[string]bool{}
@@ -342,6 +344,7 @@ func (o *Options) reportConflicts(ctx context.Context, r *reconciler.Reconciler,
 			}
 		}
 		warned = now
+		log.members(r.Unreachable())
 		cs := r.Conflicts()
 		var sig strings.Builder
 		for _, c := range cs {
