@@ -6,7 +6,9 @@ package main
 import (
 	"fmt"
 	"html"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 )
 
@@ -42,13 +44,13 @@ func clustersPlot(ss []*series) string {
 		{title: "converge (dashed: replay floor)", yLabel: "seconds", value: func(r *Results) float64 { return r.ConvergeS },
 			floor: func(r *Results) float64 { return r.ConvergeFloorS }},
 	}
-	xMax := 0
+	xMax, sizes := 0, map[int]bool{0: true}
 	for _, s := range ss {
 		for _, r := range s.runs {
-			xMax = max(xMax, r.Clusters)
+			xMax, sizes[r.Clusters] = max(xMax, r.Clusters), true
 		}
 	}
-	ax := linAxis{hi: niceCeil(float64(max(xMax, 5))), size: panelW}
+	ax := linAxis{hi: niceCeil(1.1 * float64(max(xMax, 5))), size: panelW}
 	legend := legendH + 18*float64(len(ss))
 	width, height := 2*cellW, legend+marginT/2+cellH
 	var b strings.Builder
@@ -78,10 +80,9 @@ func clustersPlot(ss []*series) string {
 			y := panelH - ay.pos(v)
 			fmt.Fprintf(&b, `<line x1="0" y1="%.1f" x2="%.0f" y2="%.1f" %s/><text x="-6" y="%.1f" text-anchor="end">%g</text>`+"\n", y, panelW, y, gridStroke, y+4, v)
 		}
-		for q := 0; q <= 4; q++ {
-			v := ax.hi * float64(q) / 4
-			x := ax.pos(v)
-			fmt.Fprintf(&b, `<line x1="%.1f" y1="0" x2="%.1f" y2="%.0f" %s/><text x="%.1f" y="%.0f" text-anchor="middle">%g</text>`+"\n", x, x, panelH, gridStroke, x, panelH+16, v)
+		for _, n := range slices.Sorted(maps.Keys(sizes)) { // a grid line at each size measured
+			x := ax.pos(float64(n))
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="0" x2="%.1f" y2="%.0f" %s/><text x="%.1f" y="%.0f" text-anchor="middle">%d</text>`+"\n", x, x, panelH, gridStroke, x, panelH+16, n)
 		}
 		fmt.Fprintf(&b, `<rect x="0" y="0" width="%.0f" height="%.0f" fill="none" stroke="#888"/>`+"\n", panelW, panelH)
 		fmt.Fprintf(&b, `<text x="%.0f" y="%.0f" text-anchor="middle">members</text>`+"\n", panelW/2, panelH+34)
