@@ -234,8 +234,34 @@ func TestChainFaults(t *testing.T) {
 		if r.Summary.Failed != 0 {
 			t.Errorf("no namespace, no import (KEP-1645):\n%s", failed(r))
 		}
-		if x := only(r, CheckImport, "member3"); len(x) != 1 || !strings.Contains(x[0].Message, "namespace demo does not exist") {
+		// Not a failure (KEP-1645), but the service is degraded: a warning naming the cluster.
+		if x := only(r, CheckImport, "member3"); len(x) != 1 || x[0].Severity != Warn ||
+			x[0].Message != `demo/serve is not imported in "member3": it has no namespace "demo" (a service is imported only where its namespace exists)` {
 			t.Errorf("%+v", x)
+		}
+	})
+	t.Run("read of a subset", func(t *testing.T) {
+		// --contexts=member3: member1 and member2 export, member3's import and copies name them.
+		s := healthy()
+		s.Clusters = s.Clusters[2:]
+		r := Run(s)
+		x := only(r, CheckImport, "member3")
+		if len(x) != 1 || x[0].Severity != Warn || x[0].Message != `no cluster of this read exports it; it names "member1", "member2", outside --contexts: whether it is left over cannot be known here` {
+			t.Errorf("%+v", x)
+		}
+		if r.Summary.Failed != 0 {
+			t.Errorf("a read of member3 alone fails:\n%s", failed(r))
+		}
+		// --contexts=member2,member3: member2's export is checked, member1's cannot be.
+		s = healthy()
+		s.Clusters = s.Clusters[1:]
+		r = Run(s)
+		if x := only(r, CheckImport, "member3"); len(x) != 1 || x[0].Severity != OK ||
+			x[0].Message != `imports from "member2", and from "member1", outside --contexts (not checked)` {
+			t.Errorf("%+v", x)
+		}
+		if r.Summary.Failed != 0 {
+			t.Errorf("a read of member2 and member3 fails:\n%s", failed(r))
 		}
 	})
 }

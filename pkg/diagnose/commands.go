@@ -53,6 +53,10 @@ func endpointSlicesCommand(m Cluster, k key) shell.Command {
 	return shell.Kubectl("--context", m.Context, "-n", k.Namespace, "get", "endpointslices", "-l", discoveryv1.LabelServiceName+"="+k.Name)
 }
 
+func createNamespaceCommand(m Cluster, ns string) shell.Command {
+	return shell.Kubectl("--context", m.Context, "create", "namespace", ns)
+}
+
 func deleteImportCommand(m Cluster, k key) shell.Command {
 	return shell.Kubectl("--context", m.Context, "-n", k.Namespace, "delete", "serviceimport", k.Name)
 }

@@ -75,6 +75,10 @@ var commandFaults = map[string]func(s *Snapshot){
 		}
 	},
 	"foreign ServiceImport": func(s *Snapshot) { memberOf(s, "member2").ServiceImports[0].Labels = nil },
+	"namespace missing": func(s *Snapshot) {
+		m := memberOf(s, "member2")
+		m.Namespaces, m.ServiceExports, m.ServiceImports, m.Services, m.EndpointSlices = []string{"default"}, nil, nil, nil, nil
+	},
 	"derived Service gone": func(s *Snapshot) {
 		m := memberOf(s, "member2")
 		m.Services = m.Services[:1]
@@ -128,6 +132,8 @@ func makerOf(c shell.Command) string {
 		return "deleteSlicesCommand"
 	case has("describe"):
 		return "karmadaDescribeCommand"
+	case has("create") && has("namespace"):
+		return "createNamespaceCommand"
 	}
 	return ""
 }

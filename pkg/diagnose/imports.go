@@ -2,6 +2,7 @@ package diagnose
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,6 +13,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
 const runSyncFix = "Run sync over the clusterset, or check that sync --watch runs and may write here (see the rbac check):"
@@ -36,9 +38,12 @@ func checkImports(s *Snapshot, svcs []service, objs []*objects) []Result {
 			si := o.imports[sv.key]
 			r := Result{Check: CheckImport, Cluster: m.ID, Object: obj, Severity: OK}
 			switch {
-			case !cs.NamespaceExists:
-				r.Message = fmt.Sprintf("namespace %s does not exist here: not imported (KEP-1645)", sv.Namespace)
+			case !cs.NamespaceExists && len(exporting) > 0:
+				r.Severity, r.Message = Warn, fmt.Sprintf("%s/%s is %s", sv.Namespace, sv.Name, engine.NoNamespaceMessage(sv.Namespace, []string{m.ID}))
+				r.Fix, r.Commands = "Create the namespace here if this cluster should get the service:", []shell.Command{createNamespaceCommand(m, sv.Namespace)}
 				out = append(out, r)
+				continue
+			case !cs.NamespaceExists:
 				continue
 			case si == nil && len(exporting) == 0:
 				continue
@@ -53,16 +58,29 @@ func checkImports(s *Snapshot, svcs []service, objs []*objects) []Result {
 				r.Commands = []shell.Command{deleteImportCommand(m, sv.key)}
 				out = append(out, r)
 				continue
+			case len(exporting) == 0 && len(sv.item.UnreadExporters) > 0:
+				r.Severity = Warn
+				r.Message = fmt.Sprintf("no cluster of this read exports it; it names %s, outside --contexts: whether it is left over cannot be known here", quoted(sv.item.UnreadExporters))
+				r.Fix = "Diagnose with every member of the clusterset in --contexts."
+				out = append(out, r)
+				continue
 			case len(exporting) == 0:
 				r.Severity, r.Message = Fail, "left over: no cluster exports it any more"
 				r.Fix, r.sync = runSyncFix, syncPass(sv.Namespace)
 				out = append(out, r)
 				continue
 			}
-			if got := sourcesOf(si); !sameSet(got, exporting) {
+			// Sources outside this read (--contexts) may export it or not: only the rest is judged.
+			unread := func(c string) bool { return slices.Contains(sv.item.UnreadExporters, c) }
+			got := slices.DeleteFunc(sourcesOf(si), unread)
+			outside := slices.DeleteFunc(sourcesOf(si), func(c string) bool { return !unread(c) })
+			switch {
+			case !sameSet(got, exporting):
 				r.Severity, r.Fix, r.sync = Fail, runSyncFix, syncPass(sv.Namespace)
-				r.Message = fmt.Sprintf("status.clusters lists %s but %s export it", listOr(got), listOr(exporting))
-			} else {
+				r.Message = fmt.Sprintf("status.clusters lists %s but %s export it", listOr(sourcesOf(si)), listOr(exporting))
+			case len(outside) > 0:
+				r.Message = fmt.Sprintf("imports from %s, and from %s, outside --contexts (not checked)", quoted(exporting), quoted(outside))
+			default:
 				r.Message = "imports from " + quoted(exporting)
 			}
 			out = append(out, r)
@@ -288,6 +306,12 @@ func checkSlices(s *Snapshot, m Cluster, sv service, o *objects, exporting []str
 			list = append(list, fmt.Sprintf("%s (%s old)", c.Name, age(s.Now, c.CreationTimestamp)))
 		}
 		obj := fmt.Sprintf("endpointslices/%s/%s from %s", sv.Namespace, sv.Name, src)
+		if si := o.imports[sv.key]; si != nil && slices.Contains(sv.item.UnreadExporters, src) && slices.Contains(sourcesOf(si), src) {
+			// The import records the source: a member outside this read (--contexts), not checked.
+			out = append(out, Result{Check: CheckSlices, Cluster: m.ID, Object: obj, Severity: OK,
+				Message: fmt.Sprintf("%d slice(s) from %q, outside --contexts (not checked)", len(bySource[src]), src)})
+			continue
+		}
 		if _, ok := members[src]; ok {
 			out = append(out, Result{Check: CheckSlices, Cluster: m.ID, Object: obj, Severity: Fail,
 				Message: fmt.Sprintf("stale: %s come from %q, which does not export %s", strings.Join(list, ", "), src, sv.Name),
