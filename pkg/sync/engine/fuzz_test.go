@@ -257,10 +257,16 @@ func checkConflicts(t *testing.T, obs Observed, d Desired) {
 		if c.Total != len(constituents[key]) || len(c.Disagreeing) == 0 || len(c.Disagreeing) >= c.Total {
 			t.Fatalf("conflict %+v: bad counts, constituents %v", c, constituents[key])
 		}
-		for _, dis := range c.Disagreeing {
+		for i, dis := range c.Disagreeing {
 			if dis == c.Winner {
 				t.Fatalf("conflict %+v: winner disagrees with itself", c)
 			}
+			if len(c.Losing) != len(c.Disagreeing) || c.Losing[i].Cluster != dis {
+				t.Fatalf("conflict %+v: what each disagreeing export lost is not said", c)
+			}
+		}
+		if len(c.Message) > maxConflictMessage {
+			t.Fatalf("conflict %+v: message of %d bytes", c, len(c.Message))
 		}
 		reasons[key] = append(reasons[key], c.Reason)
 	}
