@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -128,13 +129,15 @@ func (f *Flags) Apply(ctx context.Context, out io.Writer, items []Item) error {
 func (f *Flags) ApplyEach(ctx context.Context, out io.Writer, items []Item) ([]printers.Written, error) {
 	var printed []printers.Written
 	for _, it := range items {
-		res, op := it.Object, "serverside-applied"
-		if f.DryRun == cmdutil.DryRunClient {
-			var err error
-			if op, err = clientDryRun(ctx, it); err != nil {
-				return nil, err
-			}
-		} else {
+		res := it.Object
+		before, err := it.resource().Get(ctx, it.Object.GetName(), metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			before, err = nil, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", it.Ref(), err)
+		}
+		if f.DryRun != cmdutil.DryRunClient {
 			data, err := json.Marshal(it.Object.Object)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", it.Ref(), err)
@@ -149,6 +152,7 @@ func (f *Flags) ApplyEach(ctx context.Context, out io.Writer, items []Item) ([]p
 				return nil, fmt.Errorf("%s: %w", it.Ref(), err)
 			}
 		}
+		op := outcome(before, res, f.DryRun)
 		printed = append(printed, printers.Written{Cluster: it.Cluster, Resource: resourceName(it.GVR), Object: res})
 		if !f.Print.Documents() {
 			if err := f.Print.PrintLine(out, it.written(), f.Operation(op)); err != nil {
@@ -159,17 +163,37 @@ func (f *Flags) ApplyEach(ctx context.Context, out io.Writer, items []Item) ([]p
 	return printed, nil
 }
 
-// clientDryRun names what an apply would do as kubectl apply --dry-run=client does: created, or
-// configured when the object exists (only one GET: nothing is sent to be applied).
-func clientDryRun(ctx context.Context, it Item) (string, error) {
-	_, err := it.resource().Get(ctx, it.Object.GetName(), metav1.GetOptions{})
+// outcome names what an apply did in kubectl apply's words: created when the object did not
+// exist, unchanged when the apiserver stored nothing (its resourceVersion is the one read
+// before), configured otherwise. A server dry run stores nothing: the object returned is compared
+// with the one read, but for what a write alone changes. --dry-run=client sends nothing, and
+// says configured for an object that exists, as kubectl does.
+func outcome(before, after *unstructured.Unstructured, dry cmdutil.DryRunStrategy) string {
 	switch {
-	case apierrors.IsNotFound(err):
-		return "created", nil
-	case err != nil:
-		return "", fmt.Errorf("%s: %w", it.Ref(), err)
+	case before == nil:
+		return "created"
+	case dry == cmdutil.DryRunClient:
+		return "configured"
+	case dry == cmdutil.DryRunServer && equality.Semantic.DeepEqual(stored(before), stored(after)):
+		return "unchanged"
+	case dry != cmdutil.DryRunServer && after.GetResourceVersion() == before.GetResourceVersion():
+		return "unchanged"
 	}
-	return "configured", nil
+	return "configured"
+}
+
+// stored is what an object holds but for what every write changes (resourceVersion, the
+// managedFields' times, generation).
+func stored(u *unstructured.Unstructured) map[string]any {
+	c := u.DeepCopy()
+	c.SetResourceVersion("")
+	c.SetGeneration(0)
+	mf := c.GetManagedFields()
+	for i := range mf {
+		mf[i].Time = nil
+	}
+	c.SetManagedFields(mf)
+	return c.Object
 }
 
 // Delete removes items that exist and carry our label; others are reported and left alone. It

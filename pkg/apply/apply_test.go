@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -36,7 +37,9 @@ func export(name string, managed bool) *unstructured.Unstructured {
 }
 
 // cluster is a fake member holding objs; its apply patches are answered with the object sent,
-// with a uid and managedFields as an apiserver's would be, and recorded.
+// with a uid and managedFields as an apiserver's would be, and recorded. As an apiserver, it
+// keeps the resourceVersion of an object whose labels the patch does not change, and gives a new
+// one otherwise.
 func cluster(t *testing.T, objs ...runtime.Object) (*dynamicfake.FakeDynamicClient, *[]clienttesting.PatchActionImpl) {
 	t.Helper()
 	c := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
@@ -51,6 +54,12 @@ func cluster(t *testing.T, objs ...runtime.Object) (*dynamicfake.FakeDynamicClie
 		}
 		u.SetUID("uid-1")
 		u.SetManagedFields([]metav1.ManagedFieldsEntry{{Manager: p.PatchOptions.FieldManager}})
+		u.SetResourceVersion("2")
+		if cur, err := c.Tracker().Get(p.GetResource(), p.GetNamespace(), p.GetName()); err == nil {
+			if held := cur.(*unstructured.Unstructured); reflect.DeepEqual(held.GetLabels(), u.GetLabels()) {
+				u.SetResourceVersion(held.GetResourceVersion())
+			}
+		}
 		return true, u, nil
 	})
 	return c, &patches
@@ -92,26 +101,36 @@ func TestPartitionAndCheckOwnership(t *testing.T) {
 	}
 }
 
-// --dry-run=client says what kubectl apply says, created or configured (dry run): nothing is sent
-// that could say serverside-applied.
+// Each object is told in kubectl apply's words: created, configured, or unchanged when the
+// apply stored nothing (its resourceVersion stayed); --dry-run=client sends nothing and says
+// created or configured (dry run).
 func TestApplyDryRunAndOutput(t *testing.T) {
+	const unchanged, changed = 1, 2
 	for _, tc := range []struct {
 		dryRun  cmdutil.DryRunStrategy
 		format  string
-		exists  bool
+		exists  int
 		patches int
 		dryAll  bool
 		want    string
 	}{
-		{cmdutil.DryRunNone, "", false, 1, false, "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied -n demo\n"},
-		{cmdutil.DryRunServer, "", false, 1, true, "member1: serviceexport.multicluster.x-k8s.io/serve serverside-applied (server dry run) -n demo\n"},
-		{cmdutil.DryRunClient, "", false, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve created (dry run) -n demo\n"},
-		{cmdutil.DryRunClient, "", true, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve configured (dry run) -n demo\n"},
-		{cmdutil.DryRunClient, "name", false, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve\n"},
+		{cmdutil.DryRunNone, "", 0, 1, false, "member1: serviceexport.multicluster.x-k8s.io/serve created -n demo\n"},
+		{cmdutil.DryRunNone, "", unchanged, 1, false, "member1: serviceexport.multicluster.x-k8s.io/serve unchanged -n demo\n"},
+		{cmdutil.DryRunNone, "", changed, 1, false, "member1: serviceexport.multicluster.x-k8s.io/serve configured -n demo\n"},
+		{cmdutil.DryRunServer, "", 0, 1, true, "member1: serviceexport.multicluster.x-k8s.io/serve created (server dry run) -n demo\n"},
+		{cmdutil.DryRunServer, "", changed, 1, true, "member1: serviceexport.multicluster.x-k8s.io/serve configured (server dry run) -n demo\n"},
+		{cmdutil.DryRunClient, "", 0, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve created (dry run) -n demo\n"},
+		{cmdutil.DryRunClient, "", unchanged, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve configured (dry run) -n demo\n"},
+		{cmdutil.DryRunClient, "name", 0, 0, false, "member1: serviceexport.multicluster.x-k8s.io/serve\n"},
 	} {
 		var held []runtime.Object
-		if tc.exists {
-			held = append(held, export("serve", true))
+		if tc.exists > 0 {
+			h := export("serve", true)
+			h.SetResourceVersion("1")
+			if tc.exists == changed {
+				h.SetLabels(map[string]string{"other": "x"})
+			}
+			held = append(held, h)
 		}
 		c, patches := cluster(t, held...)
 		f := &Flags{DryRun: tc.dryRun, FieldManager: "mgr", Print: printers.OutputFlags{Format: tc.format}}
@@ -120,7 +139,7 @@ func TestApplyDryRunAndOutput(t *testing.T) {
 			t.Fatal(err)
 		}
 		if out.String() != tc.want {
-			t.Errorf("%v -o %q (exists: %v): %q, want %q", tc.dryRun, tc.format, tc.exists, out.String(), tc.want)
+			t.Errorf("%v -o %q (exists: %d): %q, want %q", tc.dryRun, tc.format, tc.exists, out.String(), tc.want)
 		}
 		if len(*patches) != tc.patches {
 			t.Fatalf("%v: %d patches, want %d", tc.dryRun, len(*patches), tc.patches)

@@ -35,7 +35,7 @@ func TestClusterPropertyIDs(t *testing.T) {
 		}
 	})
 	r := mustMCS(t, "init", "--contexts", "member1=east,member2", "--clusterset", "e2e-set")
-	if !strings.Contains(r.stdout, "east: clusterproperty.about.k8s.io/cluster.clusterset.k8s.io serverside-applied") {
+	if !strings.Contains(r.stdout, "east: clusterproperty.about.k8s.io/cluster.clusterset.k8s.io created") {
 		t.Errorf("init output:\n%s", r.stdout)
 	}
 	for c, id := range map[string]string{"member1": "east", "member2": "member2"} {

@@ -233,7 +233,7 @@ func TestInstallDryRunWritesNothing(t *testing.T) {
 	t.Cleanup(func() { uninstall(t) })
 	servers := memberServers(t, "member2", "member3")
 	before := settledVersions(t)
-	for dry, op := range map[string]string{"client": "created (dry run)", "server": "serverside-applied (server dry run)"} {
+	for dry, op := range map[string]string{"client": "created (dry run)", "server": "created (server dry run)"} {
 		r := mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers, "--dry-run="+dry)
 		unchanged(t, before, "install --dry-run="+dry)
 		for _, line := range []string{
