@@ -45,8 +45,23 @@ func dnsPodsCommand(m Cluster) shell.Command {
 	return shell.Kubectl("--context", m.Context, "-n", names.SystemNamespace, "get", "pods", "-l", "app.kubernetes.io/name="+names.DNSServerName)
 }
 
-func unexposeCommand(m Cluster, k key) shell.Command {
+// removeExportCommand removes the export: unexpose for one expose wrote (managed), which takes
+// what it wrote with it; kubectl delete for the user's own, which unexpose leaves alone.
+func removeExportCommand(m Cluster, k key, managed bool) shell.Command {
+	if !managed {
+		return shell.Kubectl("--context", m.Context, "-n", k.Namespace, "delete", "serviceexport", k.Name)
+	}
 	return shell.MCS("unexpose", k.Name, "-n", k.Namespace, "--contexts="+contextsArg(m))
+}
+
+// exportManaged says whether expose wrote m's export of sv.
+func exportManaged(m Cluster, sv service) bool {
+	for _, c := range sv.item.Clusters {
+		if c.Cluster == m.ID && c.Export != nil {
+			return c.Export.Managed
+		}
+	}
+	return false
 }
 
 func endpointSlicesCommand(m Cluster, k key) shell.Command {

@@ -57,6 +57,11 @@ var commandFaults = map[string]func(s *Snapshot){
 		m := memberOf(s, "member2")
 		m.Services, m.EndpointSlices = m.Services[1:], m.EndpointSlices[1:]
 	},
+	"the user's own export of a missing Service": func(s *Snapshot) {
+		m := memberOf(s, "member2")
+		m.Services, m.EndpointSlices = m.Services[1:], m.EndpointSlices[1:]
+		m.ServiceExports[0].Labels = nil
+	},
 	"sync never ran": func(s *Snapshot) {
 		e := memberOf(s, "member2").ServiceExports[0]
 		e.Status.Conditions, e.ManagedFields = nil, e.ManagedFields[:1]
@@ -112,8 +117,8 @@ func makerOf(c shell.Command) string {
 		return "initCommand"
 	case strings.HasPrefix(words, "kubectl mcs dns-server"):
 		return "dnsServerCommand"
-	case strings.HasPrefix(words, "kubectl mcs unexpose"):
-		return "unexposeCommand"
+	case strings.HasPrefix(words, "kubectl mcs unexpose"), has("delete") && has("serviceexport"):
+		return "removeExportCommand"
 	case strings.HasPrefix(words, "kubectl mcs sync"):
 		return "syncCommand"
 	case strings.HasPrefix(words, "kubectl mcs expose"):
@@ -299,4 +304,14 @@ func makers(t *testing.T) []string {
 		t.Fatalf("%d command makers in commands.go: %q", len(out), out)
 	}
 	return out
+}
+
+// unexpose removes only what expose wrote: the user's own export is removed with kubectl delete.
+func TestRemoveExportOfTheUsersOwn(t *testing.T) {
+	s := healthy()
+	commandFaults["the user's own export of a missing Service"](s)
+	expectHas(t, Run(s), CheckExportService, "member2", Fail, "there is no Service demo/serve", "\nkubectl --context member2 -n demo delete serviceexport serve")
+	s = healthy()
+	commandFaults["export of a missing Service"](s)
+	expectHas(t, Run(s), CheckExportService, "member2", Fail, "there is no Service demo/serve", "\nkubectl mcs unexpose serve -n demo --contexts=member2")
 }

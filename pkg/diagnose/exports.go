@@ -123,12 +123,12 @@ func exportService(m Cluster, sv service, cs status.ClusterStatus, obj string) R
 		r.Message = fmt.Sprintf("exports Service %s/%s (%s)", sv.Namespace, sv.Name, cs.Service.Type)
 	case cs.Export.InvalidReason == string(mcsv1beta1.ServiceExportReasonInvalidServiceType):
 		r.Severity, r.Message = Fail, fmt.Sprintf("Service %s/%s is of type ExternalName, which cannot be exported", sv.Namespace, sv.Name)
-		r.Fix, r.Commands = "Export a ClusterIP or headless Service instead, or remove this export:", []shell.Command{unexposeCommand(m, sv.key)}
+		r.Fix, r.Commands = "Export a ClusterIP or headless Service instead, or remove this export:", []shell.Command{removeExportCommand(m, sv.key, exportManaged(m, sv))}
 	case cs.Export.InvalidReason == "Terminating":
 		r.Message = "the export is being deleted"
 	default:
 		r.Severity, r.Message = Fail, fmt.Sprintf("there is no Service %s/%s in this cluster to export", sv.Namespace, sv.Name)
-		r.Fix, r.Commands = fmt.Sprintf("Create the Service in %q, or remove the export:", m.ID), []shell.Command{unexposeCommand(m, sv.key)}
+		r.Fix, r.Commands = fmt.Sprintf("Create the Service in %q, or remove the export:", m.ID), []shell.Command{removeExportCommand(m, sv.key, exportManaged(m, sv))}
 	}
 	return r
 }
@@ -181,7 +181,7 @@ func exportConditions(now time.Time, m Cluster, exp *mcsv1beta1.ServiceExport, s
 	if c, ok := conds[string(mcsv1beta1.ServiceExportConditionValid)]; ok && c.Status == metav1.ConditionFalse {
 		r.Severity, r.Message = Fail, r.Message+": "+c.Message
 		r.Fix = fmt.Sprintf("Create a ClusterIP or headless Service %s in %q, or remove the export:", exp.Name, m.ID)
-		r.Commands = []shell.Command{unexposeCommand(m, key{Namespace: exp.Namespace, Name: exp.Name})}
+		r.Commands = []shell.Command{removeExportCommand(m, key{Namespace: exp.Namespace, Name: exp.Name}, names.IsManaged(exp.Labels))}
 	} else if c, ok := conds[string(mcsv1beta1.ServiceExportConditionReady)]; ok && c.Status == metav1.ConditionFalse {
 		r.Severity, r.Message = Fail, r.Message+": "+c.Message
 		r.Fix = "See the import checks below for the clusters that lack the import; sync marks it Ready once every reachable importing cluster has it."
@@ -283,7 +283,7 @@ func exportConflict(m Cluster, sv service, obj string) Result {
 		sort.Strings(reasons)
 		r.Severity, r.Message = Fail, strings.Join(msgs, " ")
 		r.Fix = fmt.Sprintf("Make the Service in %q agree with the one in %q, whose older export wins (%s), or stop exporting it here:", m.ID, winner, strings.Join(reasons, ", "))
-		r.Commands = []shell.Command{unexposeCommand(m, sv.key)}
+		r.Commands = []shell.Command{removeExportCommand(m, sv.key, exportManaged(m, sv))}
 	}
 	return r
 }

@@ -127,7 +127,7 @@ func failures(rep *diagnose.Report) string {
 	var b strings.Builder
 	for _, x := range rep.Results {
 		if x.Severity != diagnose.OK {
-			fmt.Fprintf(&b, "  %s %s %s %s: %s (fix: %s)\n", x.Severity, x.Check, x.Cluster, x.Object, x.Message, x.Fix)
+			fmt.Fprintf(&b, "  %s %s %s %s: %s (fix: %s)\n", x.Severity, x.Check, x.Cluster, x.Object, x.Message, fixText(x))
 		}
 	}
 	return b.String()
@@ -137,11 +137,20 @@ func failures(rep *diagnose.Report) string {
 func wantFailure(t *testing.T, rep *diagnose.Report, check, cluster, msg, fix string) {
 	t.Helper()
 	for _, x := range rep.Results {
-		if x.Check == check && x.Cluster == cluster && x.Severity == diagnose.Fail && strings.Contains(x.Message, msg) && strings.Contains(x.Fix, fix) {
+		if x.Check == check && x.Cluster == cluster && x.Severity == diagnose.Fail && strings.Contains(x.Message, msg) && strings.Contains(fixText(x), fix) {
 			return
 		}
 	}
 	t.Errorf("no failed %s in %q with message %q and fix %q; got:\n%s", check, cluster, msg, fix, failures(rep))
+}
+
+// fixText is a result's fix and its commands, one a line.
+func fixText(x diagnose.Result) string {
+	s := x.Fix
+	for _, c := range x.Commands {
+		s += "\n" + c.String()
+	}
+	return s
 }
 
 // TestDiagnoseHealthy: the seed scenario passes, in JSON, as text and as JUnit.
@@ -187,7 +196,7 @@ func TestDiagnoseFaults(t *testing.T) {
 		ns := seedService(t, "e2e-diag-nosvc")
 		userExport(t, "member2", ns, "ghost")
 		rep, _ := diagnoseJSON(t, "", ns, "ghost", "-n", ns, "--contexts", allMembers)
-		wantFailure(t, rep, diagnose.CheckExportService, "member2", "there is no Service "+ns+"/ghost in this cluster", "kubectl mcs unexpose ghost -n "+ns+" --contexts=member2")
+		wantFailure(t, rep, diagnose.CheckExportService, "member2", "there is no Service "+ns+"/ghost in this cluster", "kubectl --context member2 -n "+ns+" delete serviceexport ghost")
 	})
 	t.Run("sync not running", func(t *testing.T) {
 		ns := seedService(t, "e2e-diag-nosync")
@@ -211,7 +220,7 @@ func TestDiagnoseFaults(t *testing.T) {
 			t.Fatal(err)
 		}
 		rep, _ := diagnoseJSON(t, "", ns, "serve", "-n", ns, "--contexts", allMembers)
-		wantFailure(t, rep, diagnose.CheckDerived, "member3", "the derived Service "+ns+"/derived-serve does not exist", "it recreates the derived Service")
+		wantFailure(t, rep, diagnose.CheckDerived, "member3", "the derived Service "+ns+"/derived-serve does not exist", "which recreates the derived Service")
 
 		// --wait: runs again until the fix (here sync) has propagated, then exits 0.
 		cmd := exec.Command(binary, "--kubeconfig", kubeconfig, "diagnose", "serve", "-n", ns, "--contexts", allMembers, "--wait", "3m")
@@ -235,7 +244,7 @@ func TestDiagnoseFaults(t *testing.T) {
 		waitFor(t, "member1's slice to lose an endpoint", func() bool { return len(sourceIPs(t, "member1", ns, "serve", true)) == 1 })
 		rep, _ := diagnoseJSON(t, "", ns, "serve", "-n", ns, "--contexts", allMembers)
 		for _, c := range members {
-			wantFailure(t, rep, diagnose.CheckSlices, c, `which "member1" no longer has`, "it replaces copies whose endpoints are gone")
+			wantFailure(t, rep, diagnose.CheckSlices, c, `which "member1" no longer has`, "which replaces copies whose endpoints are gone")
 		}
 	})
 	t.Run("member down", func(t *testing.T) {
