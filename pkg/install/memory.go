@@ -11,12 +11,14 @@ import (
 )
 
 // What sync's memory is sized from (docs/running-in-a-cluster.md, "Memory"). The costs are the
-// heap its informer caches hold, measured by pkg/member's BenchmarkCachedBytesPerEndpoint and a
-// fit over 2 and 20 endpoints per slice: about 1.6 KiB per cached object and 0.3 KiB per cached
-// endpoint. Base is the rest of the process (clients, buffers, metrics, a sync's own garbage).
+// heap its informer caches hold, measured with pkg/member's bench clusterset and a fit over 2 and
+// 20 endpoints per slice: about 1.6 KiB per cached object and 0.25 KiB per cached endpoint. The
+// copies sync makes hold no endpoints there (a digest stands for them), so only the members' own
+// slices count endpoints. Base is the rest of the process (clients, buffers, metrics, a sync's
+// own garbage).
 const (
-	bytesPerObject   = 1600
-	bytesPerEndpoint = 300
+	bytesPerObject   = 1650
+	bytesPerEndpoint = 250
 	baseBytes        = 64 << 20
 )
 
@@ -39,11 +41,11 @@ type Footprint struct {
 // Count is the footprint of the members once sync has imported every exported service: what each
 // member holds now, except what sync made there (imports, derived Services, copies of ours), and
 // what sync makes for every exported service in every member that has its namespace: an import,
-// a derived Service and a copy of each exporter's slices of it.
+// a derived Service and a copy of each exporter's slices of it, cached without its endpoints.
 func Count(clusters []snapshot.Cluster) Footprint {
 	var f Footprint
 	type key struct{ ns, name string }
-	sources := map[key][]*discoveryv1.EndpointSlice{} // the exporters' slices, by service
+	sources := map[key]int{} // the exporters' slices, by service
 	exported := map[key]bool{}
 	for _, c := range clusters {
 		if !c.HasData() {
@@ -72,7 +74,7 @@ func Count(clusters []snapshot.Cluster) Footprint {
 			f.Objects++
 			f.Endpoints += len(s.Endpoints)
 			if k := (key{s.Namespace, s.Labels[discoveryv1.LabelServiceName]}); !snapshot.IsCopy(s) && exports[k] {
-				sources[k] = append(sources[k], s)
+				sources[k]++
 			}
 		}
 	}
@@ -88,10 +90,7 @@ func Count(clusters []snapshot.Cluster) Footprint {
 			if !has[k.ns] {
 				continue
 			}
-			f.Objects += 2 + len(sources[k])
-			for _, s := range sources[k] {
-				f.Endpoints += len(s.Endpoints)
-			}
+			f.Objects += 2 + sources[k]
 		}
 	}
 	return f

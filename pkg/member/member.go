@@ -55,7 +55,7 @@ type Config struct {
 	Handlers    Handlers
 	Now         func() time.Time
 	// FieldManager is whose managedFields entries the caches keep; every other manager's are
-	// dropped (trim).
+	// dropped. With it set, the slices copied by sync are cached as metadata and a digest (Trim).
 	FieldManager string
 	// Cached, if set, is told what each event adds to a member's caches (negative: removes), by
 	// kind (snapshot.KindNamespace included): objects and their estimated bytes (cachedSize).

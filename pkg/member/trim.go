@@ -11,6 +11,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
@@ -20,8 +21,9 @@ import (
 // names (sync decides from them which labels, annotations and spec fields it owns) and the time;
 // of every other manager's, all but who and how (each stays, in its place, so that an entry of
 // keep's has the index it has on the server); with keep "", every entry; the annotations
-// snapshot.DroppedAnnotation names; and of EndpointSlices what slice() drops. The strings that
-// repeat across objects are interned. A writer that needs the whole managedFields reads the
+// snapshot.DroppedAnnotation names; of the EndpointSlices keep's sync copied (names.IsManaged),
+// their content, for its digest (snapshot.ToDigest); of other EndpointSlices what slice() drops.
+// The strings that repeat across objects are interned. A writer that needs the whole managedFields reads the
 // object live.
 func Trim(o metav1.Object, keep string) {
 	if mf := o.GetManagedFields(); len(mf) > 0 {
@@ -52,7 +54,11 @@ func Trim(o metav1.Object, keep string) {
 		o.SetAnnotations(a)
 	}
 	if s, ok := o.(*discoveryv1.EndpointSlice); ok {
-		slice(s)
+		if keep != "" && names.IsManaged(s.Labels) {
+			snapshot.ToDigest(s) // a copy of ours: whether it still says what we want is all we read
+		} else {
+			slice(s)
+		}
 	}
 	internMeta(o)
 }

@@ -10,7 +10,9 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
@@ -81,5 +83,38 @@ func TestTrimSliceKeepsWhatTheEngineAndStatusRead(t *testing.T) {
 	Trim(b, "kubectl-mcs")
 	if unsafe.StringData(a.Namespace) != unsafe.StringData(b.Namespace) {
 		t.Error("the namespace of two slices is not one string")
+	}
+}
+
+// The slices sync copied are cached as metadata and a digest when the caches are sync's (a field
+// manager named); every other slice, and every slice in status's caches, keeps its endpoints.
+func TestTrimDigestsOurCopiesOnly(t *testing.T) {
+	yes := true
+	mk := func(labels map[string]string) *discoveryv1.EndpointSlice {
+		return &discoveryv1.EndpointSlice{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "web-member1", Labels: labels, UID: "u1", ResourceVersion: "7"},
+			AddressType: discoveryv1.AddressTypeIPv4,
+			Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"10.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: &yes}}},
+			Ports:       []discoveryv1.EndpointPort{{Name: new("http"), Port: new(int32(80))}}}
+	}
+	ours := map[string]string{names.ManagedByLabel: names.ManagedByValue, mcsv1beta1.LabelServiceName: "web", mcsv1beta1.LabelSourceCluster: "member1"}
+	theirs := map[string]string{mcsv1beta1.LabelServiceName: "web", mcsv1beta1.LabelSourceCluster: "member1"}
+	source := map[string]string{discoveryv1.LabelServiceName: "web"}
+
+	s := mk(ours)
+	want := snapshot.SliceDigest(s)
+	Trim(s, "kubectl-mcs")
+	if !snapshot.Digested(s) || snapshot.SliceDigest(s) != want || s.Endpoints != nil || s.Ports != nil ||
+		s.UID != "u1" || s.ResourceVersion != "7" || s.Labels[mcsv1beta1.LabelSourceCluster] != "member1" {
+		t.Errorf("our copy in sync's caches: %+v; want its metadata and the digest %s", s, want)
+	}
+	for name, c := range map[string]struct {
+		labels map[string]string
+		keep   string
+	}{"our copy in status's caches": {ours, ""}, "another controller's copy": {theirs, "kubectl-mcs"}, "a source slice": {source, "kubectl-mcs"}} {
+		s := mk(c.labels)
+		Trim(s, c.keep)
+		if snapshot.Digested(s) || len(s.Endpoints) != 1 || len(s.Ports) != 1 {
+			t.Errorf("%s: %+v; want it whole", name, s)
+		}
 	}
 }

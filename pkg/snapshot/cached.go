@@ -3,6 +3,8 @@ package snapshot
 // What the member caches never hold of an object: pkg/member's Trim drops it as objects arrive.
 // This is the one definition of it. The engine neither wants nor compares anything listed here:
 // a write of it would never be seen to have happened, and sync would write it on every round.
+// Besides, sync's caches hold the EndpointSlices it copied as their metadata and a digest of their
+// content (digest.go), which the engine compares in place of the content.
 
 // LastAppliedAnnotation is kubectl's client-side apply record: a whole copy of the object, read
 // by nobody here, dropped from every kind.

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 )
@@ -189,48 +188,6 @@ func serviceSpecEqual(o, d corev1.ServiceSpec, own owned) bool {
 		}
 	}
 	return found == len(want)
-}
-
-func boolPtrEqual(a, b *bool) bool {
-	return (a == nil) == (b == nil) && (a == nil || *a == *b)
-}
-
-func endpointsEqual(o, d []discoveryv1.Endpoint) bool {
-	if len(o) != len(d) {
-		return false
-	}
-	for i := range o {
-		a, b := o[i], d[i]
-		if !stringsEqual(a.Addresses, b.Addresses) || strPtrVal(a.Hostname) != strPtrVal(b.Hostname) ||
-			strPtrVal(a.Zone) != strPtrVal(b.Zone) ||
-			!boolPtrEqual(a.Conditions.Ready, b.Conditions.Ready) ||
-			!boolPtrEqual(a.Conditions.Serving, b.Conditions.Serving) ||
-			!boolPtrEqual(a.Conditions.Terminating, b.Conditions.Terminating) {
-			return false
-		}
-	}
-	return true
-}
-
-func slicePortsEqual(o, d []discoveryv1.EndpointPort) bool {
-	if len(o) != len(d) {
-		return false
-	}
-	for i := range o {
-		a, b := o[i], d[i]
-		ap, bp := corev1.ProtocolTCP, corev1.ProtocolTCP
-		if a.Protocol != nil {
-			ap = normProtocol(*a.Protocol)
-		}
-		if b.Protocol != nil {
-			bp = normProtocol(*b.Protocol)
-		}
-		if strPtrVal(a.Name) != strPtrVal(b.Name) || ap != bp || strPtrVal(a.AppProtocol) != strPtrVal(b.AppProtocol) ||
-			(a.Port == nil) != (b.Port == nil) || (a.Port != nil && *a.Port != *b.Port) {
-			return false
-		}
-	}
-	return true
 }
 
 // mergeConditions puts want in place of the owned condition types of have, keeping foreign ones.

@@ -186,6 +186,14 @@ func FuzzCompute(f *testing.F) {
 			}
 		}
 
+		// sync's caches hold its copies as a digest (member.Trim): the same decisions from them.
+		if d2 := Compute(digestCopies(obs)); !reflect.DeepEqual(d, d2) {
+			t.Fatalf("Compute differs when the copies are digests")
+		}
+		if a2 := Plan(digestCopies(obs), d); !reflect.DeepEqual(summary(acts), summary(a2)) {
+			t.Fatalf("Plan differs when the copies are digests:\n%q\n%q", summary(acts), summary(a2))
+		}
+
 		checkConflicts(t, obs, d)
 		checkValid(t, d)
 
@@ -218,6 +226,9 @@ func FuzzCompute(f *testing.F) {
 			t.Fatalf("no convergence after %d passes, still: %q", n, summary(left))
 		}
 		checkValid(t, Compute(conv)) // with owner references and the IPs the apiserver gave
+		if left := Plan(digestCopies(conv), Compute(conv)); len(left) != 0 {
+			t.Fatalf("converged, but with the copies as digests still: %q", summary(left))
+		}
 	})
 }
 
@@ -385,4 +396,17 @@ func checkPlanSafety(t *testing.T, obs Observed, acts []Action) {
 			t.Fatalf("action on an unmanaged object: %+v", a)
 		}
 	}
+}
+
+// digestCopies is obs with our copies as sync's caches hold them.
+func digestCopies(obs Observed) Observed {
+	out := cloneObs(obs)
+	for _, c := range out.Clusters {
+		for _, s := range c.EndpointSlices {
+			if names.IsManaged(s.Labels) {
+				snapshot.ToDigest(s)
+			}
+		}
+	}
+	return out
 }

@@ -163,7 +163,7 @@ func (p *clusterPlan) slices() map[key]bool {
 		case o.AddressType != d.AddressType: // immutable
 			p.add(snapshot.KindEndpointSlice, VerbDelete, d.ObjectMeta, nil)
 			p.add(snapshot.KindEndpointSlice, VerbCreate, d.ObjectMeta, d)
-		case !metaMatches(snapshot.KindEndpointSlice, o.ObjectMeta, d.ObjectMeta, p.fm) || !endpointsEqual(o.Endpoints, d.Endpoints) || !slicePortsEqual(o.Ports, d.Ports):
+		case !metaMatches(snapshot.KindEndpointSlice, o.ObjectMeta, d.ObjectMeta, p.fm) || snapshot.SliceDigest(o) != snapshot.SliceDigest(d):
 			p.add(snapshot.KindEndpointSlice, VerbUpdate, d.ObjectMeta, d)
 		}
 	}

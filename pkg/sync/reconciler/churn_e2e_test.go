@@ -35,6 +35,7 @@ func TestChurnLeavesNoServiceBehind(t *testing.T) {
 	defer cancel()
 	ns := "e2e-churn-" + utilrand.String(5)
 	for _, m := range []*clusterset.Connection{m1, m2} {
+		servesMCS(t, m)
 		if _, err := m.Client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

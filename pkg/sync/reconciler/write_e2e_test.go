@@ -11,13 +11,16 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/types"
 	utilrand "k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -47,6 +50,29 @@ func realMember(t *testing.T, ctxName string) *clusterset.Connection {
 	m.Dynamic = dynamic.NewForConfigOrDie(cfg)
 	m.Discovery = m.Client.Discovery()
 	return m
+}
+
+// servesMCS installs the mcs-api CRDs in m where they are missing (this package's tests may run
+// before test/e2e's setup does), and waits until ServiceExports can be listed.
+func servesMCS(t *testing.T, m *clusterset.Connection) {
+	t.Helper()
+	ctx := context.Background()
+	crds, err := mcsapi.CRDs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, crd := range crds {
+		if _, err := m.Dynamic.Resource(mcsapi.CRDResource).Create(ctx, crd, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
+			t.Fatalf("cluster %q: CRD %s: %v", m.Context, crd.GetName(), err)
+		}
+	}
+	err = wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		_, err := m.Dynamic.Resource(mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceExports)).List(ctx, metav1.ListOptions{Limit: 1})
+		return err == nil, nil
+	})
+	if err != nil {
+		t.Fatalf("cluster %q: ServiceExports are not served", m.Context)
+	}
 }
 
 // joinedReconciler is a reconciler over cm alone, joined: its writes see cm's served mcs-api.

@@ -1,0 +1,95 @@
+package snapshot
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
+)
+
+// The content of an EndpointSlice copy, as sync compares it: a digest. sync's caches hold the
+// copies it wrote as their metadata and this digest (pkg/member's Trim), since all sync needs of
+// a copy is whether it still says what sync wants: a copy whose digest differs from the wanted
+// one's is rewritten, whoever changed it. The copies grow with members times exported
+// endpoints; their metadata does not grow with endpoints.
+
+// digestMark heads a digest where the cached form of a copy keeps it: metadata.selfLink, which no
+// apiserver sets since Kubernetes 1.20 and which nothing here writes or reads otherwise.
+const digestMark = "kubectl-mcs/digest:"
+
+// SliceDigest is the digest of what sync compares of a slice: its endpoints' addresses, hostname,
+// zone and conditions, and its ports, in order, each as the apiserver returns what sync writes
+// (an unset port protocol is TCP; an unset and an empty string are the same).
+func SliceDigest(s *discoveryv1.EndpointSlice) string {
+	if d, ok := strings.CutPrefix(s.SelfLink, digestMark); ok {
+		return d
+	}
+	h := sha256.New()
+	var n [8]byte
+	num := func(v int) {
+		binary.LittleEndian.PutUint64(n[:], uint64(v))
+		h.Write(n[:])
+	}
+	word := func(s string) { // length-prefixed: no two lists of words hash alike
+		num(len(s))
+		h.Write([]byte(s))
+	}
+	word(string(s.AddressType))
+	num(len(s.Endpoints))
+	for _, e := range s.Endpoints {
+		num(len(e.Addresses))
+		for _, a := range e.Addresses {
+			word(a)
+		}
+		word(str(e.Hostname))
+		word(str(e.Zone))
+		word(tri(e.Conditions.Ready) + tri(e.Conditions.Serving) + tri(e.Conditions.Terminating))
+	}
+	num(len(s.Ports))
+	for _, p := range s.Ports {
+		proto := corev1.ProtocolTCP
+		if p.Protocol != nil && *p.Protocol != "" {
+			proto = *p.Protocol
+		}
+		word(str(p.Name))
+		word(string(proto))
+		word(str(p.AppProtocol))
+		if p.Port == nil {
+			num(-1)
+		} else {
+			num(int(*p.Port))
+		}
+	}
+	return base64.RawStdEncoding.EncodeToString(h.Sum(nil)[:16])
+}
+
+// Digested reports whether s is a copy in its cached form: metadata and a digest, no content.
+func Digested(s *discoveryv1.EndpointSlice) bool { return strings.HasPrefix(s.SelfLink, digestMark) }
+
+// ToDigest puts s in its cached form, in place: its digest where its endpoints and ports were.
+func ToDigest(s *discoveryv1.EndpointSlice) {
+	d := SliceDigest(s)
+	s.Endpoints, s.Ports = nil, nil
+	s.SelfLink = digestMark + d
+}
+
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}
+
+// tri writes an optional condition: unset, false or true.
+func tri(b *bool) string {
+	switch {
+	case b == nil:
+		return "-"
+	case *b:
+		return "t"
+	}
+	return "f"
+}
