@@ -20,6 +20,8 @@
 # TESTBED_LIGHT=1 starts light clusters: kube-apiserver and etcd only (no scheduler,
 # controller-manager, kwok or Node), for the benchmark that writes its EndpointSlices itself
 # (make bench-clusters). Nothing deletes a namespace's content there: bench -light does it.
+# They start TESTBED_LIGHT_JOBS (default 8) at a time, each on ports of its own below kwokctl's
+# (which it picks from 32767 down), so that no machine-wide lock serializes them.
 #
 # Contexts in $TESTBED_KUBECONFIG are named after the clusters. Each cluster gets one fake Node
 # (kwok) with its own pod CIDR, so Deployments get Running pods with distinct IPs and the real
@@ -53,6 +55,28 @@ light_as_asked() {
   if is_light; then [ $has = 1 ]; else [ $has = 0 ]; fi
 }
 
+# The ports of light cluster NAME: apiserver, etcd client and peer, from a band of 200 chosen by
+# the bed's directory (20000-27999), three per cluster index.
+light_ports() {
+  local base i
+  base=$((20000 + $(cksum <<<"$TESTBED_DIR" | cut -d' ' -f1) % 40 * 200)) i=$(( $(index_of "$1") % 66 ))
+  echo $((base + 3 * i)) $((base + 3 * i + 1)) $((base + 3 * i + 2))
+}
+
+port_taken() { command -v ss >/dev/null && [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
+
+# up_light starts light clusters side by side, TESTBED_LIGHT_JOBS at a time.
+up_light() {
+  local n failed=0 running=0
+  for n in "$@"; do
+    up_one "$n" &
+    running=$((running + 1))
+    if [ $running -ge "${TESTBED_LIGHT_JOBS:-8}" ]; then wait -n || failed=1; running=$((running - 1)); fi
+  done
+  while [ $running -gt 0 ]; do wait -n || failed=1; running=$((running - 1)); done
+  return $failed
+}
+
 is_realnode() {
   local n
   rn=${TESTBED_REALNODE:-}; for n in ${rn//,/ }; do [ "$n" = "$1" ] && return 0; done
@@ -83,8 +107,18 @@ up_one() {
   # advertised (the kubernetes Service leads there) and, with the Service's first IP, named in the
   # serving certificate kwokctl signs with the cluster's CA, which pods get as their ca.crt.
   local want="--service-cluster-ip-range=$range" conf= kcm=(--extra-args kube-controller-manager=service-cluster-ip-range=$range)
+  local lock=with_ports_lock
   if is_light; then
     node=(--disable kube-scheduler --disable kube-controller-manager --disable kwok-controller) kcm=()
+    local ports p; read -r -a ports <<<"$(light_ports "$name")"
+    lock=
+    for p in "${ports[@]}"; do port_taken "$p" && lock=with_ports_lock; done
+    if [ -z "$lock" ]; then
+      conf="$TESTBED_DIR/$name.kwokctl.yaml"
+      printf '%s\n' 'apiVersion: config.kwok.x-k8s.io/v1alpha1' 'kind: KwokctlConfiguration' \
+        "options: {kubeApiserverPort: ${ports[0]}, etcdPort: ${ports[1]}, etcdPeerPort: ${ports[2]}}" >"$conf"
+      node+=(--config "$conf")
+    fi
   fi
   if is_realnode "$name"; then
     local hostip sans; hostip=$(bash "$here/node.sh" address) sans="$hostip, 10.96.0.1"
@@ -112,7 +146,7 @@ up_one() {
     # kwokctl picks free ports at create and binds them at start: two beds created at once on
     # one machine picked the same ports. Creates are serialized machine-wide (flock, where there is one;
     # -o: the clusters' processes must not inherit the lock).
-    with_ports_lock "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
+    $lock "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
       --extra-args kube-apiserver=service-cluster-ip-range=$range \
@@ -177,7 +211,7 @@ case "$cmd" in
       merge_kubeconfig
       bash "$here/karmada.sh" up "${others[@]}"
     else
-      for n in "$@"; do up_one "$n"; done
+      if is_light; then up_light "$@"; else for n in "$@"; do up_one "$n"; done; fi
       merge_kubeconfig
     fi
     real=(); for n in "$@"; do is_realnode "$n" && real+=("$n"); done
