@@ -307,7 +307,7 @@ bench-scale: build testbed-build
 
 # Not a test either: the curve in members at a fixed number of services (BENCH_CLUSTERS_RUNS, entries
 # as bench-scale's, ENDPOINTS last), on light members (TESTBED_LIGHT=1: an apiserver and etcd each),
-# the bed grown from one run to the next; figures in bench/out/clusters/, the section and its plot
+# the bed kept from one run to the next (members added or deleted); figures in bench/out/clusters/, the section and its plot
 # (bench/out/clusters.svg) in BENCHMARKS.md.
 BENCH_CLUSTERS_RUNS ?= 100:5:500:1000:16:2 100:10:500:1000:16:2 100:20:500:1000:16:2 100:40:500:1000:16:2
 bench-clusters: build testbed-build

@@ -11,8 +11,8 @@
 # make bench-clusters runs it too, with BENCH_SCALE_OUT (where the results go: bench/out/clusters),
 # BENCH_SCALE_RENDER=clusters (the bench-clusters section and its plot instead of the curve),
 # TESTBED_LIGHT=1 (light members: bench -light), BENCH_SCALE_STATUS=0 (no status -A phase),
-# BENCH_SCALE_GROW_BED=1 (the bed kept from one run to the next, the members the run adds started:
-# runs in increasing clusters then share the members' start-up, each from fresh namespaces) and
+# BENCH_SCALE_GROW_BED=1 (the bed kept from one run to the next: the members a run adds started,
+# those beyond its size deleted, each run from fresh namespaces) and
 # BENCH_SCALE_ARGS (more bench flags).
 set -euo pipefail
 
@@ -50,7 +50,16 @@ for run in $RUNS; do
   if [ "$qps" != default ]; then limit=(-kube-api-qps "$qps" -kube-api-burst "${burst:-$((2 * qps))}"); fi
   fraction=${FLOOR_FRACTION:-$([ "$services" -le 1000 ] && echo 1 || echo 0.25)}
   echo "bench-scale: $services services ($endpoints endpoints per slice), $clusters clusters, QPS $qps, $workers workers, floors on $fraction of the writes" >&2
-  [ "${BENCH_SCALE_GROW_BED:-}" = 1 ] || bash "$repo/test/testbed/testbed.sh" down >/dev/null 2>&1 || true
+  if [ "${BENCH_SCALE_GROW_BED:-}" = 1 ]; then
+    extra=()
+    for f in "$TESTBED_DIR"/member*.kubeconfig; do
+      n=$(basename "$f" .kubeconfig)
+      [ -f "$f" ] && [ "${n#member}" -gt "$clusters" ] 2>/dev/null && extra+=("$n")
+    done
+    [ ${#extra[@]} -eq 0 ] || bash "$repo/test/testbed/testbed.sh" down "${extra[@]}" >/dev/null 2>&1 || true
+  else
+    bash "$repo/test/testbed/testbed.sh" down >/dev/null 2>&1 || true
+  fi
   echo "bench-scale: memory available before the bed: $(free -m | awk '/^Mem:/ {print $7}') MiB" >&2
   bash "$repo/test/testbed/testbed.sh" up "${members[@]}"
   "$out/bench.$$" -scale -kubeconfig "$TESTBED_DIR/kubeconfig" -binary "$BINARY" \
