@@ -79,10 +79,10 @@ KREW_VERSION  ?= v0.5.0
 # Figures: the 2-core machine, shared with other builds.
 DEMO_STEPS := build testbed-build testbed-up demo
 TEST_STEPS := test-unit test-krew test-e2e test-traffic test-production test-karmada test-image conformance
-ABOUT_build           := kubectl-mcs (about 4 min the first time, then seconds)
+ABOUT_build           := kubectl-mcs (about 5 min the first time, then seconds)
 ABOUT_testbed-build   := the clusters' binaries, packages and images (about 30 min the first time, then seconds)
 ABOUT_testbed-up      := member1-3 (about 1 min with real nodes, 20 s without)
-ABOUT_demo            := serve exported from member1 and called from member2 (about 30 s)
+ABOUT_demo            := serve exported from member1 and called from member2 (about 1 min)
 ABOUT_test-unit       := go vet, go test ./... (about 4 min)
 ABOUT_test-krew       := make dist, krew install (about 1 min; the first time about 13 min)
 ABOUT_test-e2e        := member1-4 and a Karmada stand-in (about 12 min; the first time, the test bed's build first)
