@@ -81,8 +81,8 @@ func PrintName(out io.Writer, cluster, resource, name string) error {
 }
 
 // PrintObjects writes the objects with -o yaml (documents, each headed by a comment naming its
-// cluster) or -o json (one List), in order, without managedFields as kubectl does by default.
-// Other formats print nothing here.
+// cluster, none for an object of no one cluster) or -o json (one List), in order, without
+// managedFields as kubectl does by default. Other formats print nothing here.
 func (f *OutputFlags) PrintObjects(out io.Writer, ws []Written) error {
 	switch f.Format {
 	case "yaml":
@@ -91,7 +91,11 @@ func (f *OutputFlags) PrintObjects(out io.Writer, ws []Written) error {
 			if err != nil {
 				return err
 			}
-			if _, err := fmt.Fprintf(out, "---\n# cluster: %s\n%s", w.Cluster, b); err != nil {
+			head := "---\n"
+			if w.Cluster != "" {
+				head += "# cluster: " + w.Cluster + "\n"
+			}
+			if _, err := fmt.Fprintf(out, "%s%s", head, b); err != nil {
 				return err
 			}
 		}

@@ -199,9 +199,14 @@ func (o *Options) printManifests() error {
 	if err != nil {
 		return err
 	}
+	// The objects are the same for every member, whatever the current context: no document
+	// names a cluster.
 	ws := make([]printers.Written, len(us))
 	for i, u := range us {
-		ws[i] = printers.Written{Cluster: o.cluster, Object: u}
+		ws[i] = printers.Written{Object: u}
+	}
+	if o.Print.Format == "yaml" {
+		fmt.Fprintln(o.Out, "# The DNS server of a member: the same objects for every member; apply them in each.")
 	}
 	return o.Print.PrintObjects(o.Out, ws)
 }
