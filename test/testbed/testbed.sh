@@ -65,10 +65,13 @@ light_ports() {
 
 port_taken() { command -v ss >/dev/null && [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 
-# up_light starts light clusters side by side, TESTBED_LIGHT_JOBS at a time.
+# up_light starts light clusters side by side, TESTBED_LIGHT_JOBS at a time, once it has found
+# which run already, one after another (kwokctl's list of clusters can fail while another is being
+# created, which would take a running cluster for gone).
 up_light() {
-  local n failed=0 running=0
-  for n in "$@"; do
+  local n failed=0 running=0 todo=()
+  for n in "$@"; do up_one "$n" check || todo+=("$n"); done
+  for n in "${todo[@]}"; do
     up_one "$n" &
     running=$((running + 1))
     if [ $running -ge "${TESTBED_LIGHT_JOBS:-8}" ]; then wait -n || failed=1; running=$((running - 1)); fi
@@ -89,6 +92,7 @@ with_ports_lock() {
   flock -o "$CACHE/.testbed-ports.lock" "$@"
 }
 
+# up_one NAME [check]: with check, only says whether NAME runs as asked (and keeps it).
 up_one() {
   local name=$1 idx cfg range cidrs node=()
   idx=$(( $(index_of "$name") % 200 + 10 ))
@@ -138,6 +142,10 @@ up_one() {
     grep -q -- "$want\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null &&
     light_as_asked "$name"; then
     echo "testbed: $name already running" >&2
+    [ -z "$conf" ] || rm -f "$conf"
+  elif [ "${2:-}" = check ]; then
+    [ -z "$conf" ] || rm -f "$conf"
+    return 1
   else
     # Leftovers of a cluster whose processes are gone (a killed session, a reboot) are cleared
     # first: kwokctl merges into an existing kubeconfig, so a stale one would clash.
