@@ -113,7 +113,7 @@ func expect(t *testing.T, got []string, want ...string) {
 
 func TestCompletion(t *testing.T) {
 	t.Setenv(clusterset.EnvContexts, "")
-	m1 := fakeCluster(t, []string{"default", "demo", "kube-system"}, map[string][]string{"demo": {"derived-serve", "ext", "serve", "web"}, "other": {"x"}})
+	m1 := fakeCluster(t, []string{"default", "demo", "kube-system"}, map[string][]string{"demo": {"derived-serve", "ext", "serve", "web"}, "other": {"x"}, "default": {"app", "kubernetes"}})
 	m2 := fakeCluster(t, []string{"default", "demo2"}, map[string][]string{"demo": {"db", "serve"}})
 	kc := kubeconfig(t, "member1",
 		map[string]string{"member1": m1.URL, "member2": m2.URL, "down": "http://127.0.0.1:1"},
@@ -180,6 +180,11 @@ func TestCompletion(t *testing.T) {
 	t.Run("services of the current context and namespace", func(t *testing.T) {
 		got, _ := complete(t, k, "expose", "")
 		expect(t, got, "serve", "web")
+	})
+	// The apiserver's own default/kubernetes is never offered: no member should import another's.
+	t.Run("not the apiserver's Service", func(t *testing.T) {
+		got, _ := complete(t, k, "expose", "-n", "default", "")
+		expect(t, got, "app")
 	})
 	t.Run("services across the clusterset, unreachable member skipped", func(t *testing.T) {
 		got, _ := complete(t, k, "unexpose", "-n", "demo", "--contexts=member1,member2,down", "")

@@ -36,7 +36,8 @@ const Timeout = 5 * time.Second
 //   - --dry-run: none, client, server;
 //   - a first argument named SERVICE or [SERVICE] in Use: the Services of the namespace, in every
 //     context of the clusterset (--contexts), or on the --context / Karmada control plane; not the
-//     derived-* Services sync writes, nor ExternalName ones, which cannot be exported.
+//     derived-* Services sync writes, nor ExternalName ones, which cannot be exported, nor the
+//     apiserver's own default/kubernetes, which should not be.
 //
 // A command that registered a function of its own for a flag or its arguments keeps it.
 //
@@ -255,8 +256,7 @@ func (c *completer) services(cmd *cobra.Command, args []string, toComplete strin
 				}
 				var out []string
 				for _, o := range l.Items {
-					// Not sync's derived-* Services, nor ExternalName ones: no command takes them.
-					if !names.IsManaged(o.Labels) && o.Spec.Type != corev1.ServiceTypeExternalName {
+					if offered(&o) {
 						out = append(out, o.Name)
 					}
 				}
@@ -270,6 +270,14 @@ func (c *completer) services(cmd *cobra.Command, args []string, toComplete strin
 	wg.Wait()
 	slices.Sort(all)
 	return slices.Compact(all), cobra.ShellCompDirectiveNoFileComp
+}
+
+// offered says whether a Service is one to export: not sync's derived-* Services, nor ExternalName
+// ones (KEP-1645), nor the apiserver's own default/kubernetes, each member's own way to its
+// apiserver, which another member must not import.
+func offered(s *corev1.Service) bool {
+	return !names.IsManaged(s.Labels) && s.Spec.Type != corev1.ServiceTypeExternalName &&
+		(s.Namespace != metav1.NamespaceDefault || s.Name != "kubernetes")
 }
 
 // list returns the names listed by get that start with prefix; nothing on error.
