@@ -254,7 +254,7 @@ func (b *item) summarize() {
 	case len(out.ExportingClusters) == 0:
 		b.problems = append(b.problems, fmt.Sprintf("No cluster exports it: the ServiceImports in %s are left over.", quoteJoin(out.ImportingClusters)))
 	case len(out.ImportingClusters) == 0:
-		b.problems = append(b.problems, "Not imported in any cluster: no MCS controller has synced it (kubectl mcs sync).")
+		b.problems = append(b.problems, "Not imported in any cluster: no MCS controller has synced it (is sync running?).")
 	default:
 		if len(b.missing) > 0 {
 			b.problems = append(b.problems, fmt.Sprintf("Not imported in %s, which %s the namespace.", quoteJoin(b.missing), plural(len(b.missing), "has", "have")))
