@@ -78,5 +78,6 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 	)
 	completioncmd.Register(cmd, flags)
 	usageErrors(cmd)
+	setHelp(cmd)
 	return cmd
 }

@@ -37,7 +37,8 @@ var (
 
 		# bash: complete kubectl-mcs in the current shell, and in every new one
 		source <(kubectl mcs completion bash)
-		kubectl mcs completion bash > ~/.local/share/bash-completion/completions/kubectl-mcs
+		kubectl mcs completion bash \
+		    > ~/.local/share/bash-completion/completions/kubectl-mcs
 
 		# zsh (compinit loaded)
 		source <(kubectl mcs completion zsh)

@@ -60,7 +60,8 @@ var (
 		kubectl mcs diagnose -n demo --wait=2m --junit=diagnose.xml
 
 		# With a Karmada control plane
-		kubectl mcs diagnose -n demo --karmada-context=karmada-apiserver --contexts=member1,member2`)
+		kubectl mcs diagnose -n demo --karmada-context=karmada-apiserver \
+		    --contexts=member1,member2`)
 )
 
 // retryEvery is the pause between runs with --wait.

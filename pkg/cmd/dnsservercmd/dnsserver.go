@@ -38,17 +38,19 @@ var (
 
 		It reads only that member, through informers: its ServiceImports (in the mcs-api version
 		it serves) and the EndpointSlices that sync wrote there (labelled
-		endpointslice.kubernetes.io/managed-by=kubectl-mcs), and answers, over UDP and TCP:
+		endpointslice.kubernetes.io/managed-by=kubectl-mcs), and answers, over UDP and TCP, these
+		names of the zone (ZONE: clusterset.local, or --dns-domain):
 
-		  NAME.NS.svc.clusterset.local                     A/AAAA: ClusterSetIP: the import's IPs;
-		                                                   Headless: the ready endpoints of every cluster
-		  _PORT._PROTO.NAME.NS.svc.clusterset.local        SRV of a named port (NAME.NS.svc...: every port)
-		  HOSTNAME.CLUSTERID.NAME.NS.svc.clusterset.local  A/AAAA of that cluster's endpoint (Headless)
+			NAME.NS.svc.ZONE                      A/AAAA of the service
+			_PORT._PROTO.NAME.NS.svc.ZONE         SRV of a named port
+			HOSTNAME.CLUSTERID.NAME.NS.svc.ZONE   A/AAAA of one endpoint (Headless)
 
-		Headless SRV records point at the per-endpoint names (the dashed IP, 10-1-2-3, when an
-		endpoint has no hostname), which resolve too. Other names in the zone are NXDOMAIN, names
-		outside it REFUSED. It answers SERVFAIL until its caches have synced, and keeps answering
-		from them while the apiserver is away.
+		A ClusterSetIP service's name answers the import's IPs, a Headless service's the ready
+		endpoints of every cluster; SRV of NAME.NS.svc.ZONE lists every port. Headless SRV records
+		point at the per-endpoint names (the dashed IP, 10-1-2-3, when an endpoint has no
+		hostname), which resolve too. Other names in the zone are NXDOMAIN, names outside it
+		REFUSED. It answers SERVFAIL until its caches have synced, and keeps answering from them
+		while the apiserver is away.
 
 		Stock CoreDNS forwards the zone to it: kubectl mcs init --dns. --print-manifests prints
 		what runs it in a member: a Deployment of two replicas with a read-only ServiceAccount,
@@ -57,7 +59,8 @@ var (
 		Each query is logged at -v=2.`)
 	example = templates.Examples(`
 		# Run it in every member, then make CoreDNS forward clusterset.local to it
-		kubectl mcs dns-server --print-manifests | kubectl --context member1 apply -f -
+		kubectl mcs dns-server --print-manifests |
+		    kubectl --context member1 apply -f -
 		kubectl mcs init --contexts=member1,member2 --dns
 
 		# Run it on this machine for member2, and ask it

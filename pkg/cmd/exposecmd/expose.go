@@ -49,13 +49,16 @@ var (
 		kubectl mcs expose -l tier=backend -n demo --contexts=member1,member2,member3
 
 		# Export it from member1 only
-		kubectl mcs expose serve -n demo --contexts=member1,member2 --providers=member1
+		kubectl mcs expose serve -n demo --contexts=member1,member2 \
+		    --providers=member1
 
 		# Karmada: a MultiClusterService served by member1 and consumed in member2
-		kubectl mcs expose serve --karmada-context=karmada-apiserver --providers=member1 --consumers=member2
+		kubectl mcs expose serve --karmada-context=karmada-apiserver \
+		    --providers=member1 --consumers=member2
 
 		# Karmada: the ServiceExport/ServiceImport flow, and place the Service and its Deployment too
-		kubectl mcs expose serve --karmada --api=serviceexport --providers=member1 --consumers=member2 \
+		kubectl mcs expose serve --karmada --api=serviceexport \
+		    --providers=member1 --consumers=member2 \
 		    --propagate --workload=deployment/serve`)
 )
 

@@ -55,7 +55,8 @@ var (
 
 		# Name the clusterset and its members' IDs, and serve clusterset.local names from each
 		# member's DNS server (applied first: kubectl mcs dns-server --print-manifests)
-		kubectl mcs init --contexts=ctx-east=east,ctx-west=west --clusterset=prod --dns
+		kubectl mcs init --contexts=ctx-east=east,ctx-west=west --clusterset=prod \
+		    --dns
 
 		# The same just after applying the DNS servers: wait up to 2 minutes for their pods
 		kubectl mcs init --contexts=ctx-east=east,ctx-west=west --dns --dns-wait=2m

@@ -46,8 +46,10 @@ var (
 		    --member-server=member2=https://172.18.0.3:6443
 
 		# What it would write, without writing, and the apiservers' check of it
-		kubectl mcs install --contexts=member1,member2 --context=member1 --dry-run=client
-		kubectl mcs install --contexts=member1,member2 --context=member1 --dry-run=server`)
+		kubectl mcs install --contexts=member1,member2 --context=member1 \
+		    --dry-run=client
+		kubectl mcs install --contexts=member1,member2 --context=member1 \
+		    --dry-run=server`)
 )
 
 // Options holds install's flags.

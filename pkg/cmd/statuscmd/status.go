@@ -73,7 +73,7 @@ var (
 		kubectl mcs status -A --watch
 
 		# For scripts: the conflicting services
-		kubectl mcs status -A -o jsonpath='{range .items[?(@.health=="Conflict")]}{.namespace}/{.name}{"\n"}{end}'
+		kubectl mcs status -A -o jsonpath='{.items[?(@.health=="Conflict")].name}'
 
 		# A Karmada control plane
 		kubectl mcs status -n demo --karmada-context=karmada-apiserver`)

@@ -51,10 +51,11 @@ var (
 		The clusterset is --contexts, else $KUBECTL_MCS_CONTEXTS, else the --context cluster alone;
 		it is never guessed. With --print-manifests, --context names the host cluster.
 
-		Without --watch it makes one pass and prints what it changed, one row per object, and a
-		summary line; with --watch it keeps the clusterset in sync until interrupted and prints each
-		object it writes as it does (time, cluster, kind, object, actions), and the conflicts when
-		they change. It never changes an object it did not create.`)
+		Without --watch it makes one pass and prints what it changed, one row per object (a
+		service's EndpointSlices in one), and a summary line; with --watch it keeps the clusterset in
+		sync until interrupted and prints each object it writes as it does (time, cluster, kind, the
+		service, what became of it), and the conflicts when they change; -o json and -o name give
+		the objects' names. It never changes an object it did not create.`)
 	example = templates.Examples(`
 		# One pass over a clusterset of three
 		kubectl mcs sync --contexts=member1,member2,member3
@@ -70,7 +71,8 @@ var (
 		    --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --leader-elect
 
 		# What kubectl mcs install runs in member1, as YAML (once installed: it reads the tokens)
-		kubectl mcs sync --print-manifests --contexts=member1,member2,member3 --context=member1 \
+		kubectl mcs sync --print-manifests --context=member1 \
+		    --contexts=member1,member2,member3 \
 		    --member-server=member2=https://10.0.0.2:6443,member3=https://10.0.0.3:6443`)
 )
 
