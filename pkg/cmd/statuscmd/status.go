@@ -39,9 +39,10 @@ var (
 
 		The STATUS column says which rows need attention (in colour on a terminal): Conflict when
 		the exports disagree (the oldest export wins, exactly as kubectl mcs sync decides), Degraded
-		when something is missing (an invalid export, a cluster without the import, no ready
-		endpoints, an exporting cluster that cannot be read). EXPORTED and IMPORTED count the
-		clusters out of the clusterset; -o wide names them.
+		when something is missing (an invalid export, a cluster without the import or without its
+		namespace, no ready endpoints, an exporting cluster that cannot be read), Unknown when no
+		cluster read exports it and its imports name sources outside --contexts. EXPORTED and
+		IMPORTED count the clusters out of the clusterset; -o wide names them.
 
 		With SERVICE, the service is described: its per-cluster breakdown, its conflicts and every
 		ServiceExport's conditions. Clusters that cannot be read, or have no mcs-api CRDs, are

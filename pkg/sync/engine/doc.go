@@ -28,7 +28,10 @@
 //     port keeps the name its export gave it, none included. The generated name is a name like
 //     any other: where some Service uses it for another port, the older port keeps it and the
 //     other is left out, as any duplicate. Any constituent whose set of ports differs from the
-//     oldest's raises PortConflict, whose message names the export each port came from. A
+//     oldest's raises PortConflict, whose message names the export each port came from. Every
+//     conflict names, per losing export, its cluster and the value that lost (Conflict.Losing; for
+//     ports also those nothing answers on and those its endpoints get no traffic on), each message
+//     within maxConflictMessage so that the joined condition fits the apiserver's limit. A
 //     None/ClientIP split is only a SessionAffinityConflict; the config is compared among ClientIP
 //     constituents. Unset internalTrafficPolicy equals Cluster.
 //   - Every constituent export in a reachable cluster gets Valid, Ready and Conflict. Valid is
