@@ -85,13 +85,20 @@ func TestPrintText(t *testing.T) {
 	}
 }
 
-// Prose fits the width; a word wider than the line overflows it alone.
+// Prose fits the width; a word that does not fit the rest of a line starts the next one whole,
+// and one wider than a line is broken after a '/' (a URL in an error), else overflows it alone.
 func TestWrap(t *testing.T) {
 	if got := wrap("a b c d", 0, 2, 3); got != "a b\n  c\n  d" {
 		t.Errorf("prose: %q", got)
 	}
-	if got := wrap("see kubernetes.io/service-name=web now", 4, 4, 12); got != "see\n    kubernetes.io/service-name=web\n    now" {
+	if got := wrap("see kubernetes.io/service-name=web now", 4, 4, 36); got != "see\n    kubernetes.io/service-name=web\n    now" {
 		t.Errorf("a long word: %q", got)
+	}
+	if got := wrap("Get https://127.0.0.1:6443/api?timeout=5s: refused", 0, 2, 24); got != "Get https://\n  127.0.0.1:6443/api?\n  timeout=5s: refused" {
+		t.Errorf("a URL: %q", got)
+	}
+	if got := wrap("a supercalifragilistic word", 0, 2, 10); got != "a\n  supercalifragilistic\n  word" {
+		t.Errorf("a word without '/': %q", got)
 	}
 }
 
