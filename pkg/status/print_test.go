@@ -54,14 +54,14 @@ func TestTable(t *testing.T) {
 	if len(lines) != 3 {
 		t.Fatalf("want header + 2 rows:\n%s", b.String())
 	}
-	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "NAMESPACE NAME STATUS EXPORTED IMPORTED READY AGE" {
+	if f := strings.Fields(lines[0]); strings.Join(f, " ") != "NAMESPACE NAME STATUS EXPORTED READY AGE" {
 		t.Errorf("header %q", lines[0])
 	}
-	if f := strings.Fields(lines[1]); strings.Join(f, " ") != "demo serve Healthy 1/3 3/3 2/2 89m" {
+	if f := strings.Fields(lines[1]); strings.Join(f, " ") != "demo serve Healthy 1/3 2/2 89m" {
 		t.Errorf("healthy row %q", lines[1])
 	}
 	// No marker field of its own: STATUS says it, and every row starts with its namespace.
-	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "demo web Conflict 2/3 3/3 2/2 85m" {
+	if f := strings.Fields(lines[2]); strings.Join(f, " ") != "demo web Conflict 2/3 2/2 85m" {
 		t.Errorf("conflict row %q", lines[2])
 	}
 	for _, l := range lines {
@@ -112,17 +112,17 @@ func TestWideTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
-	if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAMESPACE NAME STATUS EXPORTED IMPORTED READY AGE "+
-		"PORTS TYPE CONFLICTS EXPORTED-FROM IMPORTED-IN ENDPOINTS-FROM CLUSTERSET-IPS DERIVED-SERVICE IMPORTS DNS-NAME ID-SOURCES" {
+	if got := strings.Join(strings.Fields(lines[0]), " "); got != "NAMESPACE NAME STATUS EXPORTED READY AGE "+
+		"IMPORTED PORTS TYPE CONFLICTS EXPORTED-FROM IMPORTED-IN ENDPOINTS-FROM CLUSTERSET-IPS DERIVED-SERVICE IMPORTS DNS-NAME ID-SOURCES" {
 		t.Errorf("header %q", got)
 	}
 	ids := "member1=clusterproperty,member2=flag,member3=context"
-	want := "demo serve Healthy 1/3 3/3 2/2 89m http:80/TCP ClusterSetIP <none> member1 member1,member2,member3 member1=2/2 " +
+	want := "demo serve Healthy 1/3 2/2 89m 3/3 http:80/TCP ClusterSetIP <none> member1 member1,member2,member3 member1=2/2 " +
 		"member1=10.96.0.1,member2=10.96.0.2,member3=10.96.0.3 derived-serve member1=Ready,member2=Ready,member3=Ready serve.demo.svc.clusterset.local " + ids
 	if got := strings.Join(strings.Fields(lines[1]), " "); got != want {
 		t.Errorf("wide row\n%q, want\n%q", got, want)
 	}
-	want = "demo web Conflict 2/3 3/3 2/2 85m http:80/TCP Headless TypeConflict(winner=member2) member1,member2 member1,member2,member3 member1=1/1,member2=1/1 " +
+	want = "demo web Conflict 2/3 2/2 85m 3/3 http:80/TCP Headless TypeConflict(winner=member2) member1,member2 member1,member2,member3 member1=1/1,member2=1/1 " +
 		"None derived-web member1=Ready,member2=Ready,member3=Ready web.demo.svc.clusterset.local " + ids
 	if got := strings.Join(strings.Fields(lines[2]), " "); got != want {
 		t.Errorf("headless wide row\n%q, want\n%q", got, want)

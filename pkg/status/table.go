@@ -1,8 +1,9 @@
 package status
 
 // The status table: counts by default, so that a row does not grow with the clusterset or the
-// service's ports and a typical service fits 80 columns; the ports and the per-cluster lists
-// with -o wide.
+// service's ports and a typical service fits 80 columns (with room for a longer namespace); the
+// importing clusters' count, the ports and the per-cluster lists with -o wide. A cluster that
+// cannot import the service makes it Degraded, which STATUS says.
 
 import (
 	"bytes"
@@ -45,20 +46,19 @@ func color(h Health) string {
 // Headers are the table's column names. -o wide appends columns and never moves the default
 // ones, so a script reading them by position reads both.
 func Headers(wide bool) []string {
-	h := []string{"namespace", "name", "status", "exported", "imported", "ready", "age"}
+	h := []string{"namespace", "name", "status", "exported", "ready", "age"}
 	if wide {
-		h = append(h, "ports", "type", "conflicts", "exported-from", "imported-in", "endpoints-from", "clusterset-ips", "derived-service", "imports", "dns-name", "id-sources")
+		h = append(h, "imported", "ports", "type", "conflicts", "exported-from", "imported-in", "endpoints-from", "clusterset-ips", "derived-service", "imports", "dns-name", "id-sources")
 	}
 	return h
 }
 
-// Row renders one item as table cells: EXPORTED and IMPORTED count clusters out of the
+// Row renders one item as table cells: EXPORTED (and IMPORTED) count clusters out of the
 // clusterset, READY sums ready/total endpoints over the exporting clusters.
 func Row(it MultiClusterServiceStatus, wide bool, now time.Time) []string {
 	n := len(it.Clusters)
 	r := []string{it.Namespace, it.Name, string(it.Health),
-		fmt.Sprintf("%d/%d", len(it.ExportingClusters), n), fmt.Sprintf("%d/%d", len(it.ImportingClusters), n),
-		endpointsTotal(it.Endpoints), Age(it.CreationTimestamp, now)}
+		fmt.Sprintf("%d/%d", len(it.ExportingClusters), n), endpointsTotal(it.Endpoints), Age(it.CreationTimestamp, now)}
 	if !wide {
 		return r
 	}
@@ -102,7 +102,7 @@ func Row(it MultiClusterServiceStatus, wide bool, now time.Time) []string {
 	if it.Type == "Headless" && len(ips) == 0 {
 		ipCell = "None"
 	}
-	return append(r, PortsString(it.Ports), orNone(it.Type), ConflictsString(it.Conflicts), joinOr(it.ExportingClusters, "<none>"), joinOr(importing, "<none>"),
+	return append(r, fmt.Sprintf("%d/%d", len(it.ImportingClusters), n), PortsString(it.Ports), orNone(it.Type), ConflictsString(it.Conflicts), joinOr(it.ExportingClusters, "<none>"), joinOr(importing, "<none>"),
 		EndpointsString(it.Endpoints), ipCell, joinOr(derived, "<none>"), joinOr(imports, "<none>"), orNone(it.DNSName))
 }
 
