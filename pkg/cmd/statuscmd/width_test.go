@@ -22,8 +22,8 @@ func TestWatchWidth(t *testing.T) {
 	now := time.Date(2026, 11, 25, 7, 0, 0, 0, time.UTC)
 	item := func(ns, name string, h status.Health, exporting ...string) status.MultiClusterServiceStatus {
 		return status.MultiClusterServiceStatus{Namespace: ns, Name: name, Health: h, CreationTimestamp: metav1.NewTime(now.Add(-7*time.Hour - 59*time.Minute)),
-			Ports: []status.Port{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "admin", Port: 9090, Protocol: "TCP"}, {Name: "metrics", Port: 5000, Protocol: "UDP"}},
-			Clusters: []status.ClusterStatus{{Cluster: "member1"}, {Cluster: "member2"}, {Cluster: "member3", State: snapshot.Unreachable}},
+			Ports:             []status.Port{{Name: "http", Port: 8080, Protocol: "TCP"}, {Name: "admin", Port: 9090, Protocol: "TCP"}, {Name: "metrics", Port: 5000, Protocol: "UDP"}},
+			Clusters:          []status.ClusterStatus{{Cluster: "member1"}, {Cluster: "member2"}, {Cluster: "member3", State: snapshot.Unreachable}},
 			ExportingClusters: exporting, ImportingClusters: []string{"member1", "member2", "member3"},
 			Endpoints: []status.SourceEndpoints{{Cluster: "member1", Ready: 12, Total: 12}, {Cluster: "member2", Ready: 10, Total: 12}}}
 	}
