@@ -38,7 +38,7 @@ const (
 type ErrNotInstalled struct{}
 
 func (ErrNotInstalled) Error() string {
-	return "the ServiceExport/ServiceImport CRDs are not installed (run: kubectl mcs init)"
+	return "the ServiceExport/ServiceImport CRDs are not installed (kubectl mcs init installs them)"
 }
 
 // ServedVersion asks discovery which mcs-api version a cluster serves, preferring v1beta1.
