@@ -16,7 +16,7 @@ import (
 // written, as the other writing commands, with the conflicts as warnings on stderr.
 func TestSyncOutputs(t *testing.T) {
 	ns := typeConflict(t, "e2e-syncout")
-	wantKeys := []string{"disagreeing", "message", "namespace", "reason", "service", "total", "winner"}
+	wantKeys := []string{"disagreeing", "losing", "message", "namespace", "reason", "service", "total", "winner"}
 
 	r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers, "--dry-run=client", "-o", "json")
 	var rep struct {
