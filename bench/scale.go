@@ -216,7 +216,7 @@ func (b *bench) profileConverge(ctx context.Context) {
 }
 
 // saveProfile fetches one pprof profile of the sync process into profileDir, as
-// SERVICES-LABEL.pprof.
+// SERVICES-cCLUSTERS[-eENDPOINTS]-LABEL.pprof (ENDPOINTS per slice when not 2), one per run.
 func (b *bench) saveProfile(label, kind string, seconds int) {
 	if b.profileDir == "" {
 		return
@@ -232,7 +232,11 @@ func (b *bench) saveProfile(label, kind string, seconds int) {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	path := filepath.Join(b.profileDir, fmt.Sprintf("%d-%s.pprof", b.services, label))
+	name := fmt.Sprintf("%d-c%d", b.services, len(b.members))
+	if endpointsPerSlice != 2 {
+		name += fmt.Sprintf("-e%d", endpointsPerSlice)
+	}
+	path := filepath.Join(b.profileDir, name+"-"+label+".pprof")
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		logf("profile %s: %v", kind, err)
 	}
