@@ -393,7 +393,7 @@ func TestStatusKarmada(t *testing.T) {
 func TestStatusWatch(t *testing.T) {
 	ns := namespace(t, "e2e-status-watch", members...)
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, binary, "--kubeconfig", kubeconfig, "status", "--watch", "-n", ns, "--contexts", allMembers)
+	cmd := exec.CommandContext(ctx, binary, "--kubeconfig", kubeconfig, "status", "--watch", "-n", ns, "--contexts", allMembers, "-o", "wide") // IMPORTED
 	var out, errb lockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Start(); err != nil {
