@@ -100,7 +100,7 @@ func TestSyncConflictKinds(t *testing.T) {
 	for i, c := range cases {
 		name := fmt.Sprintf("svc%d", i)
 		t.Run(c.reason, func(t *testing.T) {
-			if row := rows[name]; !strings.HasPrefix(row, c.reason+" member1 member2 ") {
+			if row := rows[name]; row != c.reason+" member1 member2" {
 				t.Errorf("conflicts table row for %s: %q, want %s won by member1 against member2\n%s", name, row, c.reason, r.stdout)
 			}
 			for _, cl := range []string{"member1", "member2"} {

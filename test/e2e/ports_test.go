@@ -34,8 +34,9 @@ func TestSyncUnnamedPortInAUnion(t *testing.T) {
 	}
 	userExport(t, "member1", ns, "cart")
 	r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	// The conflict's message is wrapped under its row: read as one line.
 	if strings.HasPrefix(r.stdout, "No changes.") || !strings.Contains(r.stdout, "PortConflict") ||
-		!strings.Contains(r.stdout, `Using "80/TCP as tcp-80" from oldest service export in "member3" and "8080-8080:8080/TCP" from service export in "member1"`) {
+		!strings.Contains(strings.Join(strings.Fields(r.stdout), " "), `Using "80/TCP as tcp-80" from oldest service export in "member3" and "8080-8080:8080/TCP" from service export in "member1"`) {
 		t.Errorf("sync output:\n%s", r.stdout)
 	}
 	for _, c := range members {
