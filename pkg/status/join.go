@@ -206,10 +206,7 @@ func (b *item) typeAndPorts() {
 func (b *item) conflicts() {
 	for _, c := range b.sum.Conflicts {
 		cs := ConflictStatus{Reason: c.Reason, Winner: c.Winner, Disagreeing: append([]string{}, c.Disagreeing...),
-			Losing: []LosingExport{}, Unanswered: c.Unanswered, Message: c.Message}
-		for _, l := range c.Losing {
-			cs.Losing = append(cs.Losing, LosingExport{Cluster: l.Cluster, Value: l.Value, Unserved: l.Unserved})
-		}
+			Losing: append([]LosingExport{}, c.Losing...), Unanswered: c.Unanswered, Message: c.Message}
 		b.out.Conflicts = append(b.out.Conflicts, cs)
 		b.problems = append(b.problems, c.Message)
 	}

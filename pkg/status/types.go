@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 )
@@ -131,14 +132,8 @@ type ConflictStatus struct {
 	Message    string   `json:"message"`
 }
 
-// LosingExport is what one disagreeing export lost.
-type LosingExport struct {
-	Cluster string `json:"cluster"`
-	// Value is its own value, which is not used (PortConflict: its ports left out; "" when none is).
-	Value string `json:"value,omitempty"`
-	// Unserved are the service's ports its endpoints get no traffic on (PortConflict only).
-	Unserved string `json:"unserved,omitempty"`
-}
+// LosingExport is what one disagreeing export lost: the engine's account of it.
+type LosingExport = engine.LosingExport
 
 // ClusterStatus is the service as one member sees it.
 type ClusterStatus struct {
