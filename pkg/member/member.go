@@ -171,6 +171,9 @@ func (m *Cache) join(ctx context.Context) bool {
 		switch {
 		case idError(err) && err.Error() != last:
 			klog.ErrorS(err, "member not joined: its cluster ID cannot be settled; retrying", "context", m.Context, "cluster", m.ID())
+		case attempt == 0 && apierrors.IsForbidden(err):
+			// A right the member refuses is for its admin to grant: said even where info lines are not.
+			klog.ErrorS(err, "member not read: forbidden; retrying", "cluster", m.ID())
 		case attempt == 0:
 			klog.InfoS("member not read yet; retrying", "cluster", m.ID(), "err", err)
 		default:
