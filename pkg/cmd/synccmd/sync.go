@@ -227,7 +227,7 @@ func (o *Options) reconcilerOptions(metrics *reconciler.Metrics) reconciler.Opti
 func loadSchemas(ctx context.Context, m *clusterset.Connection, version string) (imp, exp engine.Pruner, err error) {
 	s, err := mcsapi.LoadSchemas(ctx, m.Dynamic, version)
 	if apierrors.IsForbidden(err) {
-		klog.InfoS("cannot read the mcs-api CRDs; writing every field", "cluster", m.ID, "err", err)
+		klog.ErrorS(err, "cannot read the mcs-api CRDs; writing every field", "cluster", m.ID)
 		return nil, nil, nil
 	}
 	if err != nil {
