@@ -37,8 +37,8 @@ func (s *Spec) Plan(ctx context.Context) (items []apply.Item, skipped []error, e
 	}
 	services := []string{s.Service}
 	if s.Selects() {
-		if services, err = s.selectServices(ctx, members, ids); err != nil {
-			return nil, nil, err
+		if services, skipped, err = s.selectServices(ctx, members, ids); err != nil {
+			return nil, skipped, err
 		}
 	}
 	schemas := map[string]memberSchemas{}
@@ -114,18 +114,35 @@ func (s *Spec) planService(ctx context.Context, members []*clusterset.Connection
 	return items, skipped, nil
 }
 
+// LeftOutError is a Service a selection (-l, --all) leaves out although it could be exported by
+// name: default/kubernetes.
+type LeftOutError struct {
+	Namespace, Name, Selection string
+}
+
+func (e *LeftOutError) Error() string {
+	return fmt.Sprintf("service %s/%s is each cluster's own API server, which %s leaves out (name it to export it)", e.Namespace, e.Name, e.Selection)
+}
+
 // selectServices lists, by name, the Services of the namespace that the selector (or all) picks
-// in any of the members, leaving out the derived Services sync writes: they are ours, and
-// exporting one would export an import.
-func (s *Spec) selectServices(ctx context.Context, members []*clusterset.Connection, ids []string) ([]string, error) {
+// in any of the members, leaving out the derived Services sync writes (they are ours, and
+// exporting one would export an import) and, with a warning, default/kubernetes.
+func (s *Spec) selectServices(ctx context.Context, members []*clusterset.Connection, ids []string) ([]string, []error, error) {
 	seen := map[string]bool{}
+	var leftOut []error
 	for _, m := range members {
 		l, err := m.Client.CoreV1().Services(s.Namespace).List(ctx, metav1.ListOptions{LabelSelector: s.Selector})
 		if err != nil {
-			return nil, fmt.Errorf("cluster %q: listing the Services of namespace %s: %w", m.ID, s.Namespace, err)
+			return nil, nil, fmt.Errorf("cluster %q: listing the Services of namespace %s: %w", m.ID, s.Namespace, err)
 		}
 		for _, svc := range l.Items {
-			if !names.IsManaged(svc.Labels) {
+			switch {
+			case names.IsManaged(svc.Labels):
+			case names.IsAPIServer(svc.Namespace, svc.Name):
+				if leftOut == nil {
+					leftOut = []error{&LeftOutError{Namespace: svc.Namespace, Name: svc.Name, Selection: s.selectionFlag()}}
+				}
+			default:
 				seen[svc.Name] = true
 			}
 		}
@@ -135,14 +152,14 @@ func (s *Spec) selectServices(ctx context.Context, members []*clusterset.Connect
 		if s.Selector != "" {
 			what = fmt.Sprintf("no Service matching -l %s", s.Selector)
 		}
-		return nil, fmt.Errorf("%s in namespace %s in any cluster of the clusterset (%s)", what, s.Namespace, strings.Join(ids, ", "))
+		return nil, leftOut, fmt.Errorf("%s in namespace %s in any cluster of the clusterset (%s)", what, s.Namespace, strings.Join(ids, ", "))
 	}
 	out := make([]string, 0, len(seen))
 	for n := range seen {
 		out = append(out, n)
 	}
 	sort.Strings(out)
-	return out, nil
+	return out, leftOut, nil
 }
 
 // Owned lists every object an export of the target can own, whatever it was exposed with: what

@@ -80,3 +80,9 @@ func EndpointSliceName(service, cluster, slice string) string {
 	}
 	return prefix + "-" + Hash(cluster+"/"+slice)
 }
+
+// IsAPIServer reports whether namespace/name is default/kubernetes, each member's own way to its
+// apiserver: another member must not import it, so a selection (-l, --all) leaves it out.
+func IsAPIServer(namespace, name string) bool {
+	return namespace == "default" && name == "kubernetes"
+}

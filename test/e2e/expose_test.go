@@ -153,6 +153,13 @@ func TestExposeSelector(t *testing.T) {
 	if strings.Contains(r.stdout, "derived-") || !strings.Contains(r.stdout, "member1: serviceexport.multicluster.x-k8s.io/web\n") || r.stderr != wantWarning {
 		t.Errorf("--all -o name: stdout %q stderr %q", r.stdout, r.stderr)
 	}
+	// default/kubernetes is each member's own API server: --all leaves it out, with one warning.
+	r = mcs("expose", "--all", "-n", "default", "--contexts", allMembers, "--dry-run=server", "-o", "name")
+	if strings.Contains(r.stdout, "/kubernetes\n") ||
+		!strings.Contains(r.stderr, "Warning: service default/kubernetes is each cluster's own API server, which --all leaves out (name it to export it)\n") ||
+		strings.Count(r.stderr, "default/kubernetes") != 1 {
+		t.Errorf("--all -n default: exit %d, stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
 }
 
 func TestExposeProvidersAndDryRun(t *testing.T) {

@@ -276,8 +276,7 @@ func (c *completer) services(cmd *cobra.Command, args []string, toComplete strin
 // ones (KEP-1645), nor the apiserver's own default/kubernetes, each member's own way to its
 // apiserver, which another member must not import.
 func offered(s *corev1.Service) bool {
-	return !names.IsManaged(s.Labels) && s.Spec.Type != corev1.ServiceTypeExternalName &&
-		(s.Namespace != metav1.NamespaceDefault || s.Name != "kubernetes")
+	return !names.IsManaged(s.Labels) && s.Spec.Type != corev1.ServiceTypeExternalName && !names.IsAPIServer(s.Namespace, s.Name)
 }
 
 // list returns the names listed by get that start with prefix; nothing on error.

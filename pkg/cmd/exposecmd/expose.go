@@ -34,7 +34,7 @@ var (
 
 		-l SELECTOR or --all export, instead of one SERVICE, every Service of the namespace that
 		matches (or every one) in any cluster of the clusterset, leaving out the derived Services
-		sync writes.
+		sync writes and, with a warning, default/kubernetes (each cluster's own API server).
 
 		Everything is checked, for every Service, before anything is written: a missing or
 		ExternalName Service, an unreachable cluster or an object of the same name not created by
@@ -192,6 +192,11 @@ func (o *Options) Validate() error {
 func (o *Options) Run(ctx context.Context) error {
 	items, skipped, err := o.Spec.Plan(ctx)
 	for _, s := range skipped {
+		var leftOut *export.LeftOutError
+		if errors.As(s, &leftOut) {
+			fmt.Fprintf(o.ErrOut, "Warning: %v\n", s)
+			continue
+		}
 		fmt.Fprintf(o.ErrOut, "Warning: %v; skipped (--strict fails instead)\n", s)
 	}
 	if err != nil {
