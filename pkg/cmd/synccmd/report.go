@@ -152,9 +152,10 @@ func (o *Options) printReport(rep Report, failed bool) error {
 	default:
 		var rows [][]string
 		for _, r := range byService(byObject(rep.Changes)) {
-			rows = append(rows, []string{r.Cluster, r.kind(), r.Service, strings.Join(r.Actions, ",") + suffix})
+			rows = append(rows, []string{r.Cluster, r.kind(), r.Service, strings.Join(r.Actions, ",")})
 		}
-		if err := printers.Table(o.Out, []string{"cluster", "kind", "service", "action"}, rows, false); err != nil {
+		// Said once in the header, not in every row: a row keeps to the width rule.
+		if err := printers.Table(o.Out, []string{"cluster", "kind", "service", "action" + suffix}, rows, false); err != nil {
 			return err
 		}
 		fmt.Fprintln(o.Out)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/cli-runtime/pkg/genericiooptions"
+	cmdutil "k8s.io/kubectl/pkg/cmd/util"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
@@ -68,4 +69,17 @@ func TestWidth(t *testing.T) {
 		}
 	}
 	t.Log("\n" + out.String())
+
+	// A dry run says so once, in the header, and its rows keep the width.
+	out.Reset()
+	o.Write.DryRun = cmdutil.DryRunClient
+	if err := o.printReport(Report{Changes: rows, Conflicts: conflicts, Summary: summarize(rows, len(conflicts))}, false); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range printers.LongLines(out.String(), printers.Width) {
+		t.Error("dry run: " + line)
+	}
+	if !strings.Contains(out.String(), "ACTION (DRY RUN)\n") || !strings.Contains(out.String(), "; 1 conflicts (dry run).") {
+		t.Errorf("a dry run's report does not say so:\n%s", out.String())
+	}
 }
