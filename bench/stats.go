@@ -70,6 +70,17 @@ func peakRSS(pid int) (float64, error) {
 // the achieved rate is what gets reported. It returns once every call has returned, with the
 // ticks dropped and the next n.
 func paced(ctx context.Context, rate, workers, from int, window time.Duration, f func(n int)) (dropped, next int) {
+	var end <-chan time.Time
+	if window > 0 {
+		end = time.After(window)
+	}
+	tick := time.NewTicker(time.Second / time.Duration(rate))
+	defer tick.Stop()
+	return pace(ctx, tick.C, end, rate, workers, from, f)
+}
+
+// pace is paced on given ticks, until ctx or end: a second's worth (rate) of ticks may wait.
+func pace(ctx context.Context, ticks, end <-chan time.Time, rate, workers, from int, f func(n int)) (dropped, next int) {
 	jobs := make(chan int, rate)
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
@@ -81,12 +92,6 @@ func paced(ctx context.Context, rate, workers, from int, window time.Duration, f
 			}
 		}()
 	}
-	var end <-chan time.Time
-	if window > 0 {
-		end = time.After(window)
-	}
-	tick := time.NewTicker(time.Second / time.Duration(rate))
-	defer tick.Stop()
 	n := from
 	for stop := false; !stop; {
 		select {
@@ -94,7 +99,7 @@ func paced(ctx context.Context, rate, workers, from int, window time.Duration, f
 			stop = true
 		case <-end:
 			stop = true
-		case <-tick.C:
+		case <-ticks:
 			select {
 			case jobs <- n:
 				n++
