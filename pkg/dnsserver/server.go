@@ -24,6 +24,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dnszone"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 )
 
 // Config is what the server listens on and answers.
@@ -190,7 +191,7 @@ func (s *Server) servedVersion(ctx context.Context) (string, error) {
 			return v, nil
 		}
 		if attempt == 0 && errors.As(err, &mcsapi.ErrNotInstalled{}) {
-			klog.InfoS("waiting for the mcs-api CRDs (run: kubectl mcs init); answering SERVFAIL meanwhile", "cluster", s.member.ID, "err", err)
+			klog.InfoS("waiting for the mcs-api CRDs; answering SERVFAIL meanwhile", "cluster", s.member.ID, "fix", shell.MCS("init").String(), "err", err)
 		} else if attempt == 0 {
 			klog.InfoS("member not read yet; retrying, answering SERVFAIL meanwhile", "cluster", s.member.ID, "err", err)
 		} else {

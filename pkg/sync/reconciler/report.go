@@ -37,7 +37,7 @@ func (r *Reconciler) record(k key, want engine.Desired, problems []string) {
 		}
 		for _, h := range cd.Held {
 			if h.Outside {
-				skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: its source cluster %q is not in the clusterset; left alone",
+				skips = append(skips, fmt.Sprintf("cluster %q: %s %s/%s: its source cluster %q is not in the clusterset (--contexts); left alone",
 					id, h.Kind, h.Namespace, h.Name, h.Source))
 			}
 		}
