@@ -108,9 +108,28 @@ func TestInstallMemorySizing(t *testing.T) {
 		waitFor(t, name+"'s endpoints", func() bool { return len(sourceIPs(t, "member1", ns, name)) == 3 })
 	}
 	// The count is of every namespace, where other tests' namespaces may still be going away:
-	// each figure is taken once two reads a second apart agree.
+	// each figure is taken once none is Terminating (for up to 90 s) and two reads a second
+	// apart agree.
+	terminating := func() int {
+		n := 0
+		for _, c := range members {
+			l, err := clients[c].kube.CoreV1().Namespaces().List(context.Background(), metav1.ListOptions{})
+			if err != nil {
+				t.Fatalf("%s: listing namespaces: %v", c, err)
+			}
+			for _, x := range l.Items {
+				if x.Status.Phase == corev1.NamespaceTerminating {
+					n++
+				}
+			}
+		}
+		return n
+	}
 	settled := func() (install.Footprint, corev1.ResourceRequirements, string) {
 		t.Helper()
+		for end := time.Now().Add(90 * time.Second); terminating() > 0 && time.Now().Before(end); {
+			time.Sleep(time.Second)
+		}
 		f, res, stderr := sizing()
 		for i := 0; i < 60; i++ {
 			time.Sleep(time.Second)
