@@ -77,7 +77,7 @@ func benchDNS(ctx context.Context, c config, dc dnsConfig) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", m.name, err)
 	}
-	if err := freshNamespace(ctx, m, dnsNS); err != nil {
+	if err := freshNamespace(ctx, m, dnsNS, 3*time.Minute); err != nil {
 		return err
 	}
 	if err := parallel(16, dc.imports, func(i int) error { return dnsImport(ctx, m, version, dnsName(i), 2) }); err != nil {

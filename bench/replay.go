@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -90,15 +91,25 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 		n         map[string]map[string]int
 	}
 	var ready []prepared
+	// The namespace controller deletes a replay's objects at a few dozen a second: at 10,000
+	// services that is more than 15 minutes, and a replay that follows must not meet them.
+	cleanup := 15 * time.Minute
 	for _, m := range b.members {
-		if err := freshNamespace(ctx, m, replayNS); err != nil {
+		created := 0
+		for _, k := range replayKinds {
+			created += int(float64(counts[m.name][k.kind]["create"]) * frac)
+		}
+		cleanup = max(cleanup, time.Duration(created/20)*time.Second)
+	}
+	for _, m := range b.members {
+		if err := freshNamespace(ctx, m, replayNS, cleanup); err != nil {
 			return 0, nil, err
 		}
 	}
 	defer func() {
 		// In every member at once: one after another took 38 minutes at 10,000 services.
 		_ = parallel(len(b.members), len(b.members), func(i int) error {
-			if err := deleteNamespace(ctx, b.members[i], replayNS, 15*time.Minute); err != nil {
+			if err := deleteNamespace(ctx, b.members[i], replayNS, cleanup); err != nil {
 				logf("replay floor: %v", err)
 			}
 			return nil
@@ -164,7 +175,9 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 					}
 					res := p.m.sameDyn.Resource(k.gvr).Namespace(replayNS)
 					err := parallel(max(b.workers, 1), n, func(i int) error {
-						return replayWrite(ctx, res, p.templates[k.kind], k.kind, v, i, created[k.kind])
+						return retryTransient(ctx, func(again bool) error {
+							return replayWrite(ctx, res, p.templates[k.kind], k.kind, v, i, created[k.kind], again)
+						})
 					})
 					if err != nil {
 						errs[pi] = fmt.Errorf("%s: replay floor: %s %s: %w", p.m.name, v, k.kind, err)
@@ -215,17 +228,40 @@ func replayObject(t *unstructured.Unstructured, kind string, i int) *unstructure
 	return u
 }
 
-// replayWrite makes write v of object i as sync makes it.
+// retryTransient runs write until it succeeds, fails for good or has timed out five times, as
+// sync requeues a write the apiserver did not finish: an apiserver holding 10,000 services times
+// out some writes of a replay at QPS 500, and the floor must not end there.
+func retryTransient(ctx context.Context, write func(again bool) error) error {
+	var err error
+	for attempt := range 5 {
+		if err = write(attempt > 0); err == nil || !(apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) || apierrors.IsTooManyRequests(err)) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(time.Duration(attempt+1) * time.Second):
+		}
+	}
+	return err
+}
+
+// replayWrite makes write v of object i as sync makes it; again: an earlier attempt timed out,
+// and may have made it.
 func replayWrite(ctx context.Context, res interface {
 	Create(context.Context, *unstructured.Unstructured, metav1.CreateOptions, ...string) (*unstructured.Unstructured, error)
+	Get(context.Context, string, metav1.GetOptions, ...string) (*unstructured.Unstructured, error)
 	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*unstructured.Unstructured, error)
-}, t *unstructured.Unstructured, kind, v string, i int, created []*unstructured.Unstructured) error {
+}, t *unstructured.Unstructured, kind, v string, i int, created []*unstructured.Unstructured, again bool) error {
 	o := replayObject(t, kind, i)
 	force := true
 	apply := metav1.PatchOptions{FieldManager: names.FieldManager, Force: &force}
 	switch v {
 	case "create":
 		out, err := res.Create(ctx, o, metav1.CreateOptions{FieldManager: names.FieldManager})
+		if again && apierrors.IsAlreadyExists(err) {
+			out, err = res.Get(ctx, o.GetName(), metav1.GetOptions{})
+		}
 		if err == nil {
 			created[i] = out
 		}

@@ -68,7 +68,7 @@ func (b *bench) connect() error {
 func (b *bench) namespaces(ctx context.Context) error {
 	for _, m := range b.members {
 		for _, n := range []string{ns, floorNS} {
-			if err := freshNamespace(ctx, m, n); err != nil {
+			if err := freshNamespace(ctx, m, n, 3*time.Minute); err != nil {
 				return err
 			}
 			if n == floorNS {
@@ -89,9 +89,10 @@ func (b *bench) namespaces(ctx context.Context) error {
 	return nil
 }
 
-// freshNamespace deletes namespace n in m, waits until it is gone, and creates it again.
-func freshNamespace(ctx context.Context, m *member, n string) error {
-	if err := deleteNamespace(ctx, m, n, 3*time.Minute); err != nil {
+// freshNamespace deletes namespace n in m, waits (up to timeout) until it is gone, and creates
+// it again.
+func freshNamespace(ctx context.Context, m *member, n string, timeout time.Duration) error {
+	if err := deleteNamespace(ctx, m, n, timeout); err != nil {
 		return err
 	}
 	if _, err := m.fast.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}}, metav1.CreateOptions{}); err != nil {
