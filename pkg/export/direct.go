@@ -24,8 +24,8 @@ import (
 // Plan lists the objects expose writes, checked against the clusters: the Service exists (and is
 // not ExternalName) where it is exported, and every object fits the schema its cluster serves.
 // With a selector (or all), every selected Service is checked so before anything is written, and
-// a Service that cannot be exported in a cluster (ExternalName) is skipped there, returned in
-// skipped (*NotExportableError), unless Strict: then it fails the plan, as a named Service does.
+// a Service that cannot be exported in a cluster (ExternalName) is skipped there, unless Strict:
+// then it fails the plan, as a named Service does. Each of skipped is a warning line of its own.
 func (s *Spec) Plan(ctx context.Context) (items []apply.Item, skipped []error, err error) {
 	if s.Karmada {
 		items, err = s.planKarmada(ctx)
@@ -79,7 +79,7 @@ func (s *Spec) planService(ctx context.Context, members []*clusterset.Connection
 		svc, err := getService(ctx, m.Client, m.ID, s.Namespace, name)
 		var notExportable *NotExportableError
 		if errors.As(err, &notExportable) && s.Selects() && !s.Strict {
-			skipped = append(skipped, err)
+			skipped = append(skipped, fmt.Errorf("%w; skipped (--strict fails instead)", err))
 			continue
 		}
 		if err != nil {

@@ -192,12 +192,7 @@ func (o *Options) Validate() error {
 func (o *Options) Run(ctx context.Context) error {
 	items, skipped, err := o.Spec.Plan(ctx)
 	for _, s := range skipped {
-		var leftOut *export.LeftOutError
-		if errors.As(s, &leftOut) {
-			fmt.Fprintf(o.ErrOut, "Warning: %v\n", s)
-			continue
-		}
-		fmt.Fprintf(o.ErrOut, "Warning: %v; skipped (--strict fails instead)\n", s)
+		fmt.Fprintf(o.ErrOut, "Warning: %v\n", s)
 	}
 	if err != nil {
 		return err
