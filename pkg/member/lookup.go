@@ -18,7 +18,10 @@ import (
 // What one service's decision reads from a joined member's caches, without a scan.
 
 // sliceIndex finds a service's slices without scanning the namespace: a source slice under
-// "ns/src/SERVICE" (kubernetes.io/service-name), an MCS copy under "ns/mcs/SERVICE".
+// "ns/src/SERVICE" (kubernetes.io/service-name), an MCS copy under "ns/mcs/SERVICE". A copy whose
+// Service is the derived Service of its multi-cluster service (every copy of ours that nobody
+// edited) is found under "ns/mcs/SERVICE" alone: SlicesOf asks for both, and each key costs
+// each service a set of its own in every member.
 const sliceIndex = "service"
 
 func sliceKeys(obj any) ([]string, error) {
@@ -27,11 +30,12 @@ func sliceKeys(obj any) ([]string, error) {
 		return nil, nil
 	}
 	var out []string
-	if n := s.Labels[discoveryv1.LabelServiceName]; n != "" {
-		out = append(out, s.Namespace+"/src/"+n)
+	src, mcs := s.Labels[discoveryv1.LabelServiceName], s.Labels[mcsv1beta1.LabelServiceName]
+	if src != "" && (mcs == "" || src != names.DerivedServiceName(mcs)) {
+		out = append(out, s.Namespace+"/src/"+src)
 	}
-	if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" {
-		out = append(out, s.Namespace+"/mcs/"+n)
+	if mcs != "" {
+		out = append(out, s.Namespace+"/mcs/"+mcs)
 	}
 	return out, nil
 }

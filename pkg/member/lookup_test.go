@@ -76,3 +76,39 @@ func TestProbedNeedsFailuresInARow(t *testing.T) {
 		t.Fatal("not reachable again at the first answer")
 	}
 }
+
+// SlicesOf finds a service's source slices, its copies, and any slice of its derived Service,
+// also a copy whose labels were edited to disagree (sliceKeys indexes a copy that agrees once).
+func TestSlicesOf(t *testing.T) {
+	copyOf := func(name, mcs, src string) *discoveryv1.EndpointSlice {
+		l := map[string]string{mcsv1beta1.LabelServiceName: mcs, names.EndpointSliceManagedByLabel: names.EndpointSliceManagedByValue}
+		if src != "" {
+			l[discoveryv1.LabelServiceName] = src
+		}
+		return &discoveryv1.EndpointSlice{ObjectMeta: om("a", name, l)}
+	}
+	m, err := Joined(&clusterset.Connection{Ref: clusterset.Ref{Context: "m", ID: "m"}}, "v1beta1",
+		&discoveryv1.EndpointSlice{ObjectMeta: om("a", "web-src", map[string]string{discoveryv1.LabelServiceName: "web"})},
+		copyOf("web-copy", "web", names.DerivedServiceName("web")),
+		copyOf("web-nosrc", "web", ""),
+		copyOf("edited", "db", names.DerivedServiceName("web")), // serves web's derived Service
+		&discoveryv1.EndpointSlice{ObjectMeta: om("a", "stray", map[string]string{discoveryv1.LabelServiceName: names.DerivedServiceName("web")})},
+		&discoveryv1.EndpointSlice{ObjectMeta: om("a", "other-src", map[string]string{discoveryv1.LabelServiceName: "other"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for svc, want := range map[string][]string{
+		"web":   {"edited", "stray", "web-copy", "web-nosrc", "web-src"},
+		"db":    {"edited"},
+		"other": {"other-src"},
+	} {
+		var got []string
+		for _, s := range m.SlicesOf("a", svc) {
+			got = append(got, s.Name)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Errorf("SlicesOf(a, %s) = %v, want %v", svc, got, want)
+		}
+	}
+}
