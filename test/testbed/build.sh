@@ -73,7 +73,7 @@ build_k8s() {
 
 # The Kubernetes phase's minutes from nothing (figures in DEVELOPERS.md): the apiserver,
 # controller-manager and scheduler, and kubelet and kube-proxy with them.
-k8s_minutes() { if [ "$1" -gt 3 ]; then echo 18; else echo 17; fi; }
+k8s_minutes() { if [ "$1" -gt 3 ]; then echo 13; else echo 11; fi; }
 
 build_etcd() {
   local out="$CACHE/bin/etcd-$ETCD_VERSION"
@@ -148,7 +148,7 @@ if [ "${TESTBED_NODE_BINARIES:-}" = 1 ]; then
   for b in kubelet kube-proxy; do [ -x "$BIN/$b" ] || k8s+=("$b"); done
 fi
 lanes=()
-if [ ${#tools[@]} -gt 0 ] && step tools "building $(join "${tools[@]}")" "8 min"; then
+if [ ${#tools[@]} -gt 0 ] && step tools "building $(join "${tools[@]}")" "13 min"; then
   { build_kwok; build_etcd; build_coredns; } & lanes+=($!)
 fi
 if [ ${#k8s[@]} -gt 0 ] && step kubernetes "building $(join "${k8s[@]}") $K8S_VERSION" "$(k8s_minutes ${#k8s[@]}) min"; then
