@@ -159,6 +159,9 @@ func TestSubsetReadSaysWhatItCannotKnow(t *testing.T) {
 	if f := row(t, r.stdout, ns, "serve"); !slices.Contains(f, "Unknown") {
 		t.Errorf("table row %v in\n%s", f, r.stdout)
 	}
+	if want := "Warning: service " + ns + `/serve is Unknown: its imports name "member1" as a source, outside --contexts, whose exports this read cannot know` + "\n"; r.stderr != want {
+		t.Errorf("the table's stderr:\n%s\nwant:\n%s", r.stderr, want)
+	}
 
 	drep, dr := diagnoseJSON(t, "", ns, "-n", ns, "--contexts", "member2")
 	for _, x := range drep.Results {

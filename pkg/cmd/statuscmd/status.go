@@ -212,6 +212,9 @@ func (o *Options) Run(ctx context.Context) error {
 	if err := o.filter(l); err != nil {
 		return err
 	}
+	if w := status.UnknownWarning(l); w != "" && o.Service == "" {
+		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
+	}
 	built := time.Now()
 	err := o.print(o.Out, l)
 	klog.V(4).InfoS("status", "clusters", len(clusters), "items", len(l.Items), "read", read.Sub(start), "join", built.Sub(read), "print", time.Since(built))
