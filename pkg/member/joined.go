@@ -36,6 +36,8 @@ func Joined(cm *clusterset.Connection, version string, objs ...any) (*Cache, err
 			into = m.exports
 		case *mcsv1beta1.ServiceImport:
 			into = m.imports
+		case *record: // as sync's caches hold what it wrote
+			into = map[uint8]cache.Indexer{recordService: svcs, recordSlice: m.slices, recordImport: m.imports}[o.kind]
 		case interface{ GetKind() string }:
 			switch o.GetKind() {
 			case mcsv1beta1.ServiceExportKindName:
@@ -51,7 +53,7 @@ func Joined(cm *clusterset.Connection, version string, objs ...any) (*Cache, err
 			return nil, err
 		}
 	}
-	m.services, m.namespaces = corelisters.NewServiceLister(svcs), corelisters.NewNamespaceLister(nss)
+	m.services, m.namespaces = svcs, corelisters.NewNamespaceLister(nss)
 	m.joined, m.attempted, m.reachable, m.err, m.version = true, true, true, nil, version
 	return m, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
@@ -25,17 +26,21 @@ import (
 const sliceIndex = "service"
 
 func sliceKeys(obj any) ([]string, error) {
-	s, ok := obj.(*discoveryv1.EndpointSlice)
-	if !ok {
+	var ns, src, mcs string
+	switch s := obj.(type) {
+	case *discoveryv1.EndpointSlice:
+		ns, src, mcs = s.Namespace, s.Labels[discoveryv1.LabelServiceName], s.Labels[mcsv1beta1.LabelServiceName]
+	case *record:
+		ns, src, mcs = s.namespace, s.label(discoveryv1.LabelServiceName), s.label(mcsv1beta1.LabelServiceName)
+	default:
 		return nil, nil
 	}
 	var out []string
-	src, mcs := s.Labels[discoveryv1.LabelServiceName], s.Labels[mcsv1beta1.LabelServiceName]
 	if src != "" && (mcs == "" || src != names.DerivedServiceName(mcs)) {
-		out = append(out, s.Namespace+"/src/"+src)
+		out = append(out, ns+"/src/"+src)
 	}
 	if mcs != "" {
-		out = append(out, s.Namespace+"/mcs/"+mcs)
+		out = append(out, ns+"/mcs/"+mcs)
 	}
 	return out, nil
 }
@@ -45,7 +50,11 @@ func (m *Cache) Namespace(name string) (*corev1.Namespace, error) { return m.nam
 
 // Service is the Service ns/name, if it exists.
 func (m *Cache) Service(ns, name string) (*corev1.Service, error) {
-	return m.services.Services(ns).Get(name)
+	s, err := cachedAs[corev1.Service](m.services, ns+"/"+name)
+	if err == nil && s == nil {
+		return nil, apierrors.NewNotFound(corev1.Resource("services"), name)
+	}
+	return s, err
 }
 
 // Export is the ServiceExport ns/name: nil when there is none, an error when it does not decode.
@@ -55,7 +64,7 @@ func (m *Cache) Export(ns, name string) (*mcsv1beta1.ServiceExport, error) {
 
 // Import is the ServiceImport ns/name, as Export.
 func (m *Cache) Import(ns, name string) (*mcsv1beta1.ServiceImport, error) {
-	return decode.Cached[mcsv1beta1.ServiceImport](m.imports, ns+"/"+name)
+	return cachedAs[mcsv1beta1.ServiceImport](m.imports, ns+"/"+name)
 }
 
 // SlicesOf are the slices that concern service ns/name: its Service's, its derived Service's,
@@ -65,8 +74,8 @@ func (m *Cache) SlicesOf(ns, name string) []*discoveryv1.EndpointSlice {
 	seen := map[string]bool{}
 	for _, k := range []string{ns + "/src/" + name, ns + "/src/" + names.DerivedServiceName(name), ns + "/mcs/" + name} {
 		l, _ := m.slices.ByIndex(sliceIndex, k)
-		for _, o := range l {
-			if s := o.(*discoveryv1.EndpointSlice); !seen[s.Name] {
+		for _, s := range listAs[discoveryv1.EndpointSlice](l) {
+			if !seen[s.Name] {
 				seen[s.Name] = true
 				out = append(out, s)
 			}
@@ -98,14 +107,15 @@ func (m *Cache) Keys(ns string) []types.NamespacedName {
 		}
 	}
 	for _, o := range in(m.imports) {
-		if a, err := meta.Accessor(o); err == nil && names.IsManaged(a.GetLabels()) {
+		if a, err := meta.Accessor(o); err == nil && (labelOf(o, names.ManagedByLabel) == names.ManagedByValue ||
+			labelOf(o, names.EndpointSliceManagedByLabel) == names.EndpointSliceManagedByValue) {
 			add(a.GetNamespace(), a.GetName())
 		}
 	}
 	for _, o := range in(m.slices) {
-		s := o.(*discoveryv1.EndpointSlice)
-		if n := s.Labels[mcsv1beta1.LabelServiceName]; n != "" && s.Labels[names.EndpointSliceManagedByLabel] == names.EndpointSliceManagedByValue {
-			add(s.Namespace, n)
+		a, err := meta.Accessor(o)
+		if n := labelOf(o, mcsv1beta1.LabelServiceName); err == nil && n != "" && labelOf(o, names.EndpointSliceManagedByLabel) == names.EndpointSliceManagedByValue {
+			add(a.GetNamespace(), n)
 		}
 	}
 	return slices.Collect(maps.Keys(seen))

@@ -14,7 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -70,7 +70,7 @@ type Cache struct {
 
 	// Set once, before joined: the stores hold typed objects (decode.Transform for the mcs-api
 	// kinds, read from the stores since a dynamic lister expects unstructured ones).
-	services   corelisters.ServiceLister
+	services   cache.Indexer
 	slices     cache.Indexer // indexed by sliceIndex
 	namespaces corelisters.NamespaceLister
 	exports    cache.Indexer
@@ -242,7 +242,7 @@ func (m *Cache) start(ctx context.Context) error {
 		seInf.Informer().SetTransform(tf[snapshot.KindServiceExport]), siInf.Informer().SetTransform(tf[snapshot.KindServiceImport])); err != nil {
 		return err
 	}
-	m.services, m.slices, m.namespaces = svcInf.Lister(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
+	m.services, m.slices, m.namespaces = svcInf.Informer().GetIndexer(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
 	m.exports, m.imports = seInf.Informer().GetIndexer(), siInf.Informer().GetIndexer()
 	m.hasSynced = nil
 	for kind, inf := range map[string]cache.SharedIndexInformer{snapshot.KindService: svcInf.Informer(), snapshot.KindEndpointSlice: sliceInf.Informer(),
@@ -288,6 +288,11 @@ func (m *Cache) handler(kind string) cache.ResourceEventHandler {
 		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
 			obj = d.Obj
 		}
+		obj, err := typed(obj)
+		if err != nil {
+			klog.ErrorS(err, "a cached object does not decode", "cluster", m.ID(), "kind", kind)
+			return
+		}
 		if kind == snapshot.KindNamespace {
 			if n, ok := obj.(*corev1.Namespace); ok && h.Namespace != nil {
 				h.Namespace(n.Name)
@@ -306,8 +311,8 @@ func (m *Cache) handler(kind string) cache.ResourceEventHandler {
 		UpdateFunc: func(old, obj any) {
 			// A relist delivers every object again; one whose version did not change says
 			// nothing new (as in sample-controller), nor changes what the caches hold.
-			if o, ok := old.(metav1.Object); ok {
-				if n, ok := obj.(metav1.Object); ok && o.GetResourceVersion() != "" && o.GetResourceVersion() == n.GetResourceVersion() {
+			if o, err := meta.Accessor(old); err == nil {
+				if n, err := meta.Accessor(obj); err == nil && o.GetResourceVersion() != "" && o.GetResourceVersion() == n.GetResourceVersion() {
 					return
 				}
 			}
@@ -369,16 +374,14 @@ func (m *Cache) View() snapshot.Cluster {
 	if !s.Joined {
 		return c
 	}
-	c.Services, _ = m.services.List(labels.Everything())
-	for _, o := range m.slices.List() {
-		c.EndpointSlices = append(c.EndpointSlices, o.(*discoveryv1.EndpointSlice))
-	}
+	c.Services = listAs[corev1.Service](m.services.List())
+	c.EndpointSlices = listAs[discoveryv1.EndpointSlice](m.slices.List())
 	nss, _ := m.namespaces.List(labels.Everything())
 	for _, n := range nss {
 		c.Namespaces = append(c.Namespaces, n.Name)
 	}
 	c.ServiceExports = decode.List[mcsv1beta1.ServiceExport](m.exports)
-	c.ServiceImports = decode.List[mcsv1beta1.ServiceImport](m.imports)
+	c.ServiceImports = listAs[mcsv1beta1.ServiceImport](m.imports.List())
 	return c
 }
 

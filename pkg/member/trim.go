@@ -120,13 +120,19 @@ func ownedFields(f *metav1.FieldsV1) *metav1.FieldsV1 {
 	return &metav1.FieldsV1{Raw: shared.raw(raw)}
 }
 
-// trim is Trim as an informer's transform.
+// trim is Trim as an informer's transform; with keep set (sync's caches), what keep wrote is then
+// held as a record.
 func trim(keep string) func(any) (any, error) {
 	return func(obj any) (any, error) {
-		if o, err := meta.Accessor(obj); err == nil { // not a tombstone, which holds what was cached
-			Trim(o, keep)
+		o, err := meta.Accessor(obj)
+		if err != nil { // a tombstone, which holds what was cached
+			return obj, nil
 		}
-		return obj, nil
+		Trim(o, keep)
+		if keep == "" {
+			return obj, nil
+		}
+		return toRecord(obj), nil
 	}
 }
 
