@@ -12,12 +12,13 @@ import (
 
 // What sync's memory is sized from (docs/running-in-a-cluster.md, "Memory"). The costs are the
 // heap its informer caches hold, measured with pkg/member's bench clusterset and a fit over 2 and
-// 20 endpoints per slice: about 1.6 KiB per cached object and 0.25 KiB per cached endpoint. The
-// copies sync makes hold no endpoints there (a digest stands for them), so only the members' own
-// slices count endpoints. Base is the rest of the process (clients, buffers, metrics, a sync's
-// own garbage).
+// 20 endpoints per slice: about 1.6 KiB per cached object and 0.25 KiB per cached endpoint; the
+// objects sync wrote (imports, derived Services, copies) are cached as records (pkg/member),
+// about 0.9 KiB each, their endpoints as a digest, so only the members' own slices count
+// endpoints. Base is the rest of the process (clients, buffers, metrics, a sync's own garbage).
 const (
 	bytesPerObject   = 1650
+	bytesPerRecord   = 900
 	bytesPerEndpoint = 250
 	baseBytes        = 64 << 20
 )
@@ -33,9 +34,10 @@ var (
 const MemoryLimitEnv = "KUBECTL_MCS_MEMORY_LIMIT"
 
 // Footprint is what sync's caches hold of a clusterset: objects (Services, EndpointSlices,
-// ServiceExports, ServiceImports, namespaces) and the endpoints of every slice, in every member.
+// ServiceExports, ServiceImports, namespaces), of which Records are sync's own, and the
+// endpoints of every slice, in every member.
 type Footprint struct {
-	Objects, Endpoints int
+	Objects, Records, Endpoints int
 }
 
 // Count is the footprint of the members once sync has imported every exported service: what each
@@ -91,6 +93,7 @@ func Count(clusters []snapshot.Cluster) Footprint {
 				continue
 			}
 			f.Objects += 2 + sources[k]
+			f.Records += 2 + sources[k]
 		}
 	}
 	return f
@@ -101,7 +104,7 @@ func Count(clusters []snapshot.Cluster) Footprint {
 // the heap grow to twice what is live before it collects, GOGC=100) and the process; neither
 // below the minimums, rounded up to MiB.
 func (f Footprint) Memory() (request, limit resource.Quantity) {
-	live := int64(f.Objects)*bytesPerObject + int64(f.Endpoints)*bytesPerEndpoint
+	live := int64(f.Objects-f.Records)*bytesPerObject + int64(f.Records)*bytesPerRecord + int64(f.Endpoints)*bytesPerEndpoint
 	return atLeast(mebibytes(baseBytes+live), minRequest), atLeast(mebibytes(baseBytes+2*live), minLimit)
 }
 

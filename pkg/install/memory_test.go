@@ -54,7 +54,7 @@ func TestCount(t *testing.T) {
 	// Now, without sync's: a 1+1+2+3, b 2, c 1 = 10 objects, 9 endpoints; then in a and b an
 	// import, a derived Service and two copies each: 8 objects, no endpoints (the caches hold a
 	// digest of a copy's).
-	if want := (Footprint{Objects: 18, Endpoints: 9}); got != want {
+	if want := (Footprint{Objects: 18, Records: 8, Endpoints: 9}); got != want {
 		t.Errorf("Count = %+v, want %+v", got, want)
 	}
 }
@@ -68,6 +68,8 @@ func TestMemory(t *testing.T) {
 		// bench-scale at 10,000 services on 5 clusters: 26 objects a service, and the 4 endpoints
 		// of the two exporters' slices, 439,000,000 bytes (418.7 MiB) of caches.
 		{Footprint{Objects: 26 * 10000, Endpoints: 4 * 10000}, "483Mi", "902Mi"},
+		// The same with sync's own 20 of the 26 cached as records: 289,000,000 bytes (275.6 MiB).
+		{Footprint{Objects: 26 * 10000, Records: 20 * 10000, Endpoints: 4 * 10000}, "340Mi", "616Mi"},
 		// 1,000 objects and 100,000 endpoints: 25.4 MiB of caches, the minimums.
 		{Footprint{Objects: 1000, Endpoints: 100000}, "128Mi", "512Mi"},
 		// 100,000 objects and 1,000,000 endpoints: 415,000,000 bytes (395.8 MiB).

@@ -76,7 +76,7 @@ func TestInstallMemorySizing(t *testing.T) {
 		for _, l := range strings.Split(r.stderr, "\n") {
 			if rest, ok := strings.CutPrefix(l, "Memory: "); ok {
 				var req, lim string
-				if _, err := fmt.Sscanf(rest, "request %s limit %s for %d cached objects and %d endpoints", &req, &lim, &f.Objects, &f.Endpoints); err != nil {
+				if _, err := fmt.Sscanf(rest, "request %s limit %s for %d cached objects (%d of them sync's own) and %d endpoints", &req, &lim, &f.Objects, &f.Records, &f.Endpoints); err != nil {
 					t.Fatalf("%q: %v", l, err)
 				}
 			}
@@ -150,8 +150,8 @@ func TestInstallMemorySizing(t *testing.T) {
 		return after.Objects-before.Objects >= 3
 	})
 	after, res, stderr := settled()
-	if d := (install.Footprint{Objects: after.Objects - before.Objects, Endpoints: after.Endpoints - before.Endpoints}); d != (install.Footprint{Objects: 3 * 10}) {
-		t.Errorf("the exports added %+v to the count, want {30 0}\n%s", d, stderr)
+	if d := (install.Footprint{Objects: after.Objects - before.Objects, Records: after.Records - before.Records, Endpoints: after.Endpoints - before.Endpoints}); d != (install.Footprint{Objects: 3 * 10, Records: 3 * 9}) {
+		t.Errorf("the exports added %+v to the count, want {Objects:30 Records:27 Endpoints:0}\n%s", d, stderr)
 	}
 	req, lim := after.Memory()
 	if got := res.Requests[corev1.ResourceMemory]; got.Cmp(req) != 0 {
