@@ -185,10 +185,12 @@ testbed-build:
 # [VAR=VALUE...] CLUSTER... -- COMMAND: it starts the bed (VAR=VALUE for testbed.sh up only), runs
 # the command with TESTBED_DIR (and, on real nodes, node.sh env's TOOLBOX_IMAGE and DNS_SERVER) in
 # its environment, always tears the bed down, and exits with the command's status.
+# One package at a time (-p 1): both packages' tests share the bed, and test/e2e's sync --watch
+# processes and CRD checks must not meet pkg/sync/reconciler's own reconcilers and CRDs.
 test-e2e: build testbed-build
 	bash test/testbed/with-bed.sh $(E2E_TESTBED_DIR) TESTBED_DUALSTACK=member4 member1 member2 member3 karmada member4 -- \
 	  env E2E_KUBECONFIG=$(E2E_TESTBED_DIR)/kubeconfig E2E_BINARY=$(BIN) E2E_KARMADA_CRDS=$(KARMADA_CRDS) E2E_KARMADA_SOURCES=$(KARMADA_SOURCES) \
-	  go test -count=1 -tags e2e -timeout 40m -v ./test/e2e ./pkg/sync/reconciler
+	  go test -p 1 -count=1 -tags e2e -timeout 40m -v ./test/e2e ./pkg/sync/reconciler
 
 # Real packets: member1-3 with a real node each (containerd, kubelet, kube-proxy, CoreDNS running
 # the Corefile of kube-system/coredns, and kubectl mcs dns-server), pod CIDRs routed between them;
