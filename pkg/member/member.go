@@ -285,10 +285,7 @@ func (m *Cache) deny(err error) {
 func (m *Cache) handler(kind string) cache.ResourceEventHandler {
 	h := m.cfg.Handlers
 	on := func(obj any, deleted bool) {
-		if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = d.Obj
-		}
-		obj, err := typed(obj)
+		obj, err := eventObject(obj)
 		if err != nil {
 			klog.ErrorS(err, "a cached object does not decode", "cluster", m.ID(), "kind", kind)
 			return

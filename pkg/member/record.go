@@ -2,7 +2,6 @@ package member
 
 import (
 	"fmt"
-	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"sort"
 	"strings"
 	"unique"
@@ -11,6 +10,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/serializer/cbor/direct"
 	"k8s.io/client-go/tools/cache"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
@@ -24,7 +24,8 @@ import (
 // name and version the stores key and compare on, the labels as one string shared by every
 // object that carries the same set (interned with package unique, so that a set no object holds
 // any more goes), the managedFields entries Trim kept, and the rest encoded: protobuf for
-// Services and slices, JSON for imports (the mcs-api types have no protobuf). Readers get the
+// Services and slices, CBOR for imports (the mcs-api types have no protobuf; CBOR is smaller
+// and quicker to decode than JSON). Readers get the
 // API object back (typed), decoded anew: the stores' objects are read-only, and so are these.
 type record struct {
 	namespace, name, rv string
@@ -164,6 +165,15 @@ func parseLabels(s string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// eventObject is what an informer's event carries, as the API object: a tombstone's last state,
+// a record decoded.
+func eventObject(obj any) (any, error) {
+	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+		obj = d.Obj
+	}
+	return typed(obj)
 }
 
 // cachedAs is the entry key ("ns/name") of store as *T: nil when absent, an error when it does
