@@ -253,6 +253,9 @@ func replayWrite(ctx context.Context, res interface {
 	Get(context.Context, string, metav1.GetOptions, ...string) (*unstructured.Unstructured, error)
 	Patch(context.Context, string, types.PatchType, []byte, metav1.PatchOptions, ...string) (*unstructured.Unstructured, error)
 }, t *unstructured.Unstructured, kind, v string, i int, created []*unstructured.Unstructured, again bool) error {
+	if v != "create" && len(created) > 0 {
+		i %= len(created) // sync wrote some objects more than once (a status written again)
+	}
 	o := replayObject(t, kind, i)
 	force := true
 	apply := metav1.PatchOptions{FieldManager: names.FieldManager, Force: &force}
