@@ -41,6 +41,11 @@ func Cached[T any](store cache.Store, key string) (*T, error) {
 	if err != nil || !exists {
 		return nil, err
 	}
+	return Entry[T](key, o)
+}
+
+// Entry is o, the entry key of such a store, as *T.
+func Entry[T any](key string, o any) (*T, error) {
 	switch o := o.(type) {
 	case *T:
 		return o, nil

@@ -107,8 +107,7 @@ func (m *Cache) Keys(ns string) []types.NamespacedName {
 		}
 	}
 	for _, o := range in(m.imports) {
-		if a, err := meta.Accessor(o); err == nil && (labelOf(o, names.ManagedByLabel) == names.ManagedByValue ||
-			labelOf(o, names.EndpointSliceManagedByLabel) == names.EndpointSliceManagedByValue) {
+		if a, err := meta.Accessor(o); err == nil && managedEntry(o) {
 			add(a.GetNamespace(), a.GetName())
 		}
 	}

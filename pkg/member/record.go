@@ -183,17 +183,11 @@ func cachedAs[T any](store cache.Store, key string) (*T, error) {
 	if err != nil || !exists {
 		return nil, err
 	}
-	if _, ok := o.(*record); !ok {
-		return decode.Cached[T](store, key)
-	}
 	t, err := typed(o)
 	if err != nil {
 		return nil, err
 	}
-	if v, ok := t.(*T); ok {
-		return v, nil
-	}
-	return nil, fmt.Errorf("%s: unexpected %T in the cache", key, t)
+	return decode.Entry[T](key, t)
 }
 
 // listAs is every entry of objs that is, or decodes into, a *T.
@@ -207,6 +201,16 @@ func listAs[T any](objs []any) []*T {
 		}
 	}
 	return out
+}
+
+// managedEntry says whether a store's entry was written by an MCS controller of ours
+// (names.IsManaged): a record always was.
+func managedEntry(o any) bool {
+	if _, ok := o.(*record); ok {
+		return true
+	}
+	a, err := meta.Accessor(o)
+	return err == nil && names.IsManaged(a.GetLabels())
 }
 
 // labelOf is the value of label key of a store's entry, record or object.
