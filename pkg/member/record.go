@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"unique"
+	"weak"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -26,13 +28,17 @@ import (
 // any more goes), the managedFields entries Trim kept, and the rest encoded: protobuf for
 // Services and slices, CBOR for imports (the mcs-api types have no protobuf; CBOR is smaller
 // and quicker to decode than JSON). Readers get the
-// API object back (typed), decoded anew: the stores' objects are read-only, and so are these.
+// API object back (typed): the stores' objects are read-only, and so are these.
 type record struct {
 	namespace, name, rv string
 	labels              unique.Handle[string]
 	managed             []metav1.ManagedFieldsEntry
 	body                []byte
 	kind                uint8
+	// decoded is the object last decoded from the record, held weakly (a weak.Pointer of the
+	// record's kind): readers at the same time (a service's pipelines, each observing every
+	// member) share one decode, and nothing stays once none of them holds it.
+	decoded atomic.Value
 }
 
 const (
@@ -106,27 +112,36 @@ func typed(o any) (any, error) {
 	if !ok {
 		return o, nil
 	}
-	var m *metav1.ObjectMeta
-	var out any
-	var err error
 	switch r.kind {
 	case recordService:
-		s := &corev1.Service{}
-		err, m, out = s.Unmarshal(r.body), &s.ObjectMeta, s
+		return decodeShared(r, func(s *corev1.Service) (*metav1.ObjectMeta, error) { return &s.ObjectMeta, s.Unmarshal(r.body) })
 	case recordSlice:
-		s := &discoveryv1.EndpointSlice{}
-		err, m, out = s.Unmarshal(r.body), &s.ObjectMeta, s
+		return decodeShared(r, func(s *discoveryv1.EndpointSlice) (*metav1.ObjectMeta, error) {
+			return &s.ObjectMeta, s.Unmarshal(r.body)
+		})
 	case recordImport:
-		s := &mcsv1beta1.ServiceImport{}
-		err, m, out = direct.Unmarshal(r.body, s), &s.ObjectMeta, s
-	default:
-		return nil, fmt.Errorf("%s/%s: a cached record of unknown kind %d", r.namespace, r.name, r.kind)
+		return decodeShared(r, func(s *mcsv1beta1.ServiceImport) (*metav1.ObjectMeta, error) {
+			return &s.ObjectMeta, direct.Unmarshal(r.body, s)
+		})
 	}
+	return nil, fmt.Errorf("%s/%s: a cached record of unknown kind %d", r.namespace, r.name, r.kind)
+}
+
+// decodeShared is r decoded into a *T: the object a reader still holds, or a new one.
+func decodeShared[T any](r *record, decode func(*T) (*metav1.ObjectMeta, error)) (*T, error) {
+	if w, ok := r.decoded.Load().(weak.Pointer[T]); ok {
+		if t := w.Value(); t != nil {
+			return t, nil
+		}
+	}
+	t := new(T)
+	m, err := decode(t)
 	if err != nil {
 		return nil, fmt.Errorf("%s/%s: decoding its cached record: %w", r.namespace, r.name, err)
 	}
 	m.Labels, m.ManagedFields = r.Labels(), r.managed
-	return out, nil
+	r.decoded.Store(weak.Make(t))
+	return t, nil
 }
 
 // formatLabels writes a label set as one string, keys sorted: "k1\x00v1\x00k2\x00v2". A key or

@@ -2,6 +2,7 @@ package member
 
 import (
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -119,4 +120,39 @@ func mustAccessor(t *testing.T, o any) metav1.Object {
 		t.Fatal(err)
 	}
 	return a
+}
+
+// Readers at the same time share one decode of a record (a service's pipelines each observe
+// every member); once none holds it, the next read decodes again, into the same object.
+func TestRecordReadersShareOneDecode(t *testing.T) {
+	objs, _ := benchObjects(0, []string{"member1", "member2", "member3", "member4", "member5"}, 2, 2)
+	n := 0
+	for kind, l := range objs {
+		for _, o := range l {
+			held, want := cachedForm(t, kind, o)
+			r, ok := held.(*record)
+			if !ok {
+				continue
+			}
+			n++
+			a, err := typed(r)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := typed(r)
+			if a != b {
+				t.Errorf("%s %s: two reads while the first is held decoded twice", kind, r.name)
+			}
+			runtime.KeepAlive(a)
+			a, b = nil, nil
+			runtime.GC()
+			c, err := typed(r)
+			if err != nil || !reflect.DeepEqual(c, want) {
+				t.Errorf("%s %s: read after a collection: %v\n%#v\nwant\n%#v", kind, r.name, err, c, want)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no records among the bench objects")
+	}
 }
