@@ -273,12 +273,30 @@ func replayWrite(ctx context.Context, res interface {
 		if i >= len(created) || created[i] == nil {
 			return fmt.Errorf("object %d was not created", i)
 		}
-		patch, err := csaupgrade.UpgradeManagedFieldsPatch(created[i], sets.New(names.FieldManager), names.FieldManager)
-		if err != nil || patch == nil {
-			return fmt.Errorf("no ownership patch for %s (%v)", o.GetName(), err)
+		// The patch tests the object's resourceVersion: a second hand-over of one object (sync
+		// wrote more than it created) patches what the first left, or, with nothing left to hand
+		// over, costs the one request a read does.
+		for attempt := 0; ; attempt++ {
+			patch, err := csaupgrade.UpgradeManagedFieldsPatch(created[i], sets.New(names.FieldManager), names.FieldManager)
+			if err != nil {
+				return fmt.Errorf("no ownership patch for %s (%v)", o.GetName(), err)
+			}
+			if patch == nil {
+				_, err = res.Get(ctx, o.GetName(), metav1.GetOptions{})
+				return err
+			}
+			out, err := res.Patch(ctx, o.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
+			if err == nil {
+				created[i] = out
+				return nil
+			}
+			if !apierrors.IsConflict(err) && !apierrors.IsInvalid(err) || attempt > 0 {
+				return err
+			}
+			if created[i], err = res.Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
+				return err
+			}
 		}
-		_, err = res.Patch(ctx, o.GetName(), types.JSONPatchType, patch, metav1.PatchOptions{})
-		return err
 	case "update":
 		body, err := o.MarshalJSON()
 		if err != nil {
