@@ -273,9 +273,9 @@ func replayWrite(ctx context.Context, res interface {
 		if i >= len(created) || created[i] == nil {
 			return fmt.Errorf("object %d was not created", i)
 		}
-		// The patch tests the object's resourceVersion: a second hand-over of one object (sync
-		// wrote more than it created) patches what the first left, or, with nothing left to hand
-		// over, costs the one request a read does.
+		// The patch sets the resourceVersion it was made from, which the apiserver holds it to: a
+		// second hand-over of one object (sync wrote more than it created) patches what the first
+		// left, or, with nothing left to hand over, costs the one request a read does.
 		for attempt := 0; ; attempt++ {
 			patch, err := csaupgrade.UpgradeManagedFieldsPatch(created[i], sets.New(names.FieldManager), names.FieldManager)
 			if err != nil {
@@ -290,7 +290,7 @@ func replayWrite(ctx context.Context, res interface {
 				created[i] = out
 				return nil
 			}
-			if !apierrors.IsConflict(err) && !apierrors.IsInvalid(err) || attempt > 0 {
+			if !apierrors.IsConflict(err) || attempt > 0 {
 				return err
 			}
 			if created[i], err = res.Get(ctx, o.GetName(), metav1.GetOptions{}); err != nil {
