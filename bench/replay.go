@@ -174,7 +174,11 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 						created[k.kind] = make([]*unstructured.Unstructured, n)
 					}
 					res := p.m.sameDyn.Resource(k.gvr).Namespace(replayNS)
-					err := parallel(max(b.workers, 1), n, func(i int) error {
+					objects := n
+					if v != "create" && len(created[k.kind]) > 0 {
+						objects = len(created[k.kind])
+					}
+					err := inPasses(max(b.workers, 1), n, objects, func(i int) error {
 						return retryTransient(ctx, func(again bool) error {
 							return replayWrite(ctx, res, p.templates[k.kind], k.kind, v, i, created[k.kind], again)
 						})
@@ -190,6 +194,18 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 	wg.Wait()
 	took := time.Since(t0).Seconds() / frac
 	return took, sampleCPU(syncPID).since(cpu0), errors.Join(errs...)
+}
+
+// inPasses makes writes 0..n-1 of objects objects, write i to object i % objects, workers at a
+// time: a write sync made again on an object goes in a pass after the one before it, never beside
+// it, so that each works from what the last left.
+func inPasses(workers, n, objects int, write func(i int) error) error {
+	for lo := 0; lo < n; lo += objects {
+		if err := parallel(workers, min(objects, n-lo), func(j int) error { return write(lo + j) }); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // replayTemplate is one object sync wrote of kind in m.

@@ -2,7 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"sync"
 	"testing"
+	"time"
 
 	jsonpatch "gopkg.in/evanphx/json-patch.v4"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -90,4 +94,41 @@ func TestReplayHandsOverTwice(t *testing.T) {
 func updateEntry() []metav1.ManagedFieldsEntry {
 	return []metav1.ManagedFieldsEntry{{Manager: names.FieldManager, Operation: metav1.ManagedFieldsOperationUpdate,
 		APIVersion: "multicluster.x-k8s.io/v1beta1", FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:spec":{"f:type":{}}}`)}}}
+}
+
+// Writes sync made again on one object (a status written twice) never run beside each other: the
+// second works from what the first left (the old replay ran them at once and raced on it).
+func TestReplayRepeatsOneObjectInTurn(t *testing.T) {
+	const objects, n = 3, 9
+	var mu sync.Mutex
+	busy := map[int]bool{}
+	var done []int
+	err := inPasses(8, n, objects, func(i int) error {
+		mu.Lock()
+		if busy[i%objects] {
+			mu.Unlock()
+			return fmt.Errorf("write %d ran beside another write of object %d", i, i%objects)
+		}
+		busy[i%objects] = true
+		mu.Unlock()
+		time.Sleep(5 * time.Millisecond)
+		mu.Lock()
+		busy[i%objects] = false
+		done = append(done, i)
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]int{}
+	for at, i := range done {
+		seen[i]++
+		if i >= objects && !slices.Contains(done[:at], i-objects) {
+			t.Errorf("write %d came before write %d of the same object", i, i-objects)
+		}
+	}
+	if len(seen) != n || len(done) != n {
+		t.Errorf("writes made %v, want each of 0..%d once", done, n-1)
+	}
 }

@@ -21,7 +21,7 @@ func Compute(obs Observed) Desired {
 	mem := newMembership(obs)
 	d := Desired{Clusters: map[string]*ClusterDesired{}}
 	for _, ci := range idx {
-		if ci.Reachable {
+		if ci.Reachable && (obs.For == "" || obs.For == ci.ID) {
 			d.Clusters[ci.ID] = &ClusterDesired{ExportConditions: map[key][]metav1.Condition{}}
 		}
 	}
@@ -103,9 +103,9 @@ func readConstituents(now metav1.Time, idx []*clusterIndex, d *Desired, k key) [
 			cons = append(cons, constituent{cluster: ci.ID, export: exp, svc: svc})
 			continue
 		}
-		if ci.Reachable {
+		if cd := d.Clusters[ci.ID]; cd != nil {
 			invalid := metav1.Condition{Type: string(mcsv1beta1.ServiceExportConditionValid), Status: metav1.ConditionFalse, Reason: reason, Message: msg}
-			d.Clusters[ci.ID].ExportConditions[k] = pruneConditions(ci, exp, resolveConditions(exp, now, []metav1.Condition{invalid}))
+			cd.ExportConditions[k] = pruneConditions(ci, exp, resolveConditions(exp, now, []metav1.Condition{invalid}))
 		}
 	}
 	sortConstituents(cons)
@@ -122,25 +122,29 @@ func importEverywhere(idx []*clusterIndex, d *Desired, e *exported) (pending, fo
 		if !ci.Reachable || !ci.ix.Namespaces[k.Namespace] {
 			continue
 		}
-		cd := d.Clusters[ci.ID]
+		cd := d.Clusters[ci.ID] // nil for all but Observed.For: it still counts for the exports' Ready
+		skip := func(kind, name, msg string) {
+			if cd != nil {
+				cd.Skipped = append(cd.Skipped, Skip{Kind: kind, Namespace: k.Namespace, Name: name, Message: msg})
+			}
+			foreign = append(foreign, ci.ID)
+		}
 		imp := ci.ix.Imports[k]
 		if imp != nil && !names.IsManaged(imp.Labels) {
-			cd.Skipped = append(cd.Skipped, Skip{Kind: snapshot.KindServiceImport, Namespace: k.Namespace, Name: k.Name,
-				Message: "ServiceImport exists and is not managed by kubectl-mcs; not importing here"})
-			foreign = append(foreign, ci.ID)
+			skip(snapshot.KindServiceImport, k.Name, "ServiceImport exists and is not managed by kubectl-mcs; not importing here")
 			continue
 		}
 		if s := ci.ix.Services[dk]; s != nil && !names.IsManaged(s.Labels) {
 			// The derived name is taken: slices labelled for it would feed someone else's Service.
-			cd.Skipped = append(cd.Skipped, Skip{Kind: snapshot.KindService, Namespace: k.Namespace, Name: dk.Name,
-				Message: "Service exists and is not managed by kubectl-mcs; not importing here"})
-			foreign = append(foreign, ci.ID)
+			skip(snapshot.KindService, dk.Name, "Service exists and is not managed by kubectl-mcs; not importing here")
 			continue
 		}
 		if imp == nil {
 			pending = append(pending, ci.ID)
 		}
-		buildImport(ci, cd, e)
+		if cd != nil {
+			buildImport(ci, cd, e)
+		}
 	}
 	return pending, foreign
 }

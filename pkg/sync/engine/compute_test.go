@@ -555,3 +555,21 @@ func TestEndpointSliceName(t *testing.T) {
 		t.Errorf("short name %q should stay readable", n)
 	}
 }
+
+// A cluster deciding for itself alone (Observed.For) gets what deciding for all gives it, and no
+// other cluster's imports or copies are built for it.
+func TestComputeForOneCluster(t *testing.T) {
+	obs := twoExporters()
+	all := Compute(obs)
+	for _, id := range []string{"m1", "m2", "m3"} {
+		one := obs
+		one.For = id
+		d := Compute(one)
+		if len(d.Clusters) != 1 || !reflect.DeepEqual(d.Clusters[id], all.Clusters[id]) {
+			t.Errorf("%s: deciding for it alone wants %d clusters, or other than deciding for all", id, len(d.Clusters))
+		}
+		if n := len(d.Clusters[id].EndpointSlices); n != 2 {
+			t.Errorf("%s: %d copies wanted, want one of each exporter's slice", id, n)
+		}
+	}
+}

@@ -196,6 +196,7 @@ func FuzzCompute(f *testing.F) {
 
 		checkConflicts(t, obs, d)
 		checkValid(t, d)
+		checkFor(t, obs, d, acts)
 
 		for id, cd := range d.Clusters {
 			for _, si := range cd.ServiceImports {
@@ -230,6 +231,31 @@ func FuzzCompute(f *testing.F) {
 			t.Fatalf("converged, but with the copies as digests still: %q", summary(left))
 		}
 	})
+}
+
+// checkFor: deciding for one cluster alone (Observed.For, a cluster's pipeline) wants and plans
+// there what deciding for all does, and nothing elsewhere.
+func checkFor(t *testing.T, obs Observed, d Desired, acts []Action) {
+	for _, c := range obs.Clusters {
+		one := obs
+		one.For = c.ID
+		dFor := Compute(one)
+		if len(dFor.Clusters) > 1 || !reflect.DeepEqual(dFor.Clusters[c.ID], d.Clusters[c.ID]) {
+			t.Fatalf("%s: deciding for it alone wants %d clusters, or other than deciding for all", c.ID, len(dFor.Clusters))
+		}
+		if !reflect.DeepEqual(dFor.Conflicts, d.Conflicts) {
+			t.Fatalf("%s: deciding for it alone finds other conflicts: %v, not %v", c.ID, dFor.Conflicts, d.Conflicts)
+		}
+		var want []Action
+		for _, a := range acts {
+			if a.Cluster == c.ID {
+				want = append(want, a)
+			}
+		}
+		if got := Plan(one, dFor); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: deciding for it alone plans\n%q\nnot\n%q", c.ID, summary(got), summary(want))
+		}
+	}
 }
 
 // checkConflicts recomputes the winner independently and checks every conflict against the

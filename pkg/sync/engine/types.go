@@ -38,6 +38,11 @@ type Observed struct {
 	// the apiserver's answer. Nothing else changes: a refused write is no reason to take anything
 	// away elsewhere.
 	Failing []WriteFailure
+	// For, when set, is the one cluster whose desired state Compute builds: the others' is left
+	// out (Plan writes nothing there), and For's is what it would be without For. A cluster
+	// working through its own writes asks for its own alone; building every cluster's imports and
+	// copies for it would cost members times as much.
+	For string
 }
 
 // WriteFailure is a write of one object that the apiserver keeps refusing.

@@ -319,7 +319,7 @@ func (r *Reconciler) pipelines(ctx context.Context, fs *syncFailures, ns, name s
 			for round := 0; round < maxRounds; round++ {
 				if round > 0 {
 					seen, _ = r.observe(ns, name)
-					seen.Failing = fs.told()
+					seen.Failing, seen.For = fs.told(), cl
 					if actions = fs.without(ownWork(engine.Plan(seen, engine.Compute(seen)))[cl]); len(actions) == 0 {
 						return
 					}
