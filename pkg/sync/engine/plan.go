@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
@@ -36,13 +37,13 @@ func Plan(obs Observed, want Desired) []Action {
 	if fm == "" {
 		fm = names.FieldManager
 	}
+	// No desired state for a cluster means we know nothing to do there, not "delete all"; its
+	// objects are not even indexed (Observed.For wants one cluster of many).
+	planned := obs
+	planned.Clusters = slices.DeleteFunc(slices.Clone(obs.Clusters), func(c ObservedCluster) bool { return !c.Reachable || want.Clusters[c.ID] == nil })
 	var out []Action
-	for _, ci := range indexClusters(obs) {
-		cd := want.Clusters[ci.ID]
-		if !ci.Reachable || cd == nil {
-			continue // no desired state for it means we know nothing to do there, not "delete all"
-		}
-		out = append(out, planCluster(obs, ci, cd, fm)...)
+	for _, ci := range indexClusters(planned) {
+		out = append(out, planCluster(obs, ci, want.Clusters[ci.ID], fm)...)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return actionLess(out[i], out[j]) })
 	return out
