@@ -15,11 +15,14 @@ import (
 // 20 endpoints per slice: about 1.6 KiB per cached object and 0.25 KiB per cached endpoint; the
 // objects sync wrote (imports, derived Services, copies) are cached as records (pkg/member),
 // about 0.9 KiB each, their endpoints as a digest, so only the members' own slices count
-// endpoints. Base is the rest of the process (clients, buffers, metrics, a sync's own garbage).
+// endpoints. Each member costs about 1 MiB more, whatever it holds: its clients, watches and
+// informers (41-49 MiB live at 40 members of 100 services, where the caches held 16 MiB). Base
+// is the rest of the process (buffers, metrics, a sync's own garbage).
 const (
 	bytesPerObject   = 1650
 	bytesPerRecord   = 900
 	bytesPerEndpoint = 250
+	bytesPerMember   = 1 << 20
 	baseBytes        = 64 << 20
 )
 
@@ -33,11 +36,11 @@ var (
 // under 90% of it (the Go runtime's soft memory limit, as GOMEMLIMIT sets it).
 const MemoryLimitEnv = "KUBECTL_MCS_MEMORY_LIMIT"
 
-// Footprint is what sync's caches hold of a clusterset: objects (Services, EndpointSlices,
-// ServiceExports, ServiceImports, namespaces), of which Records are sync's own, and the
-// endpoints of every slice, in every member.
+// Footprint is what sync holds of a clusterset: its Members, and in their caches objects
+// (Services, EndpointSlices, ServiceExports, ServiceImports, namespaces), of which Records are
+// sync's own, and the endpoints of every slice, in every member.
 type Footprint struct {
-	Objects, Records, Endpoints int
+	Members, Objects, Records, Endpoints int
 }
 
 // Count is the footprint of the members once sync has imported every exported service: what each
@@ -45,7 +48,7 @@ type Footprint struct {
 // what sync makes for every exported service in every member that has its namespace: an import,
 // a derived Service and a copy of each exporter's slices of it, cached without its endpoints.
 func Count(clusters []snapshot.Cluster) Footprint {
-	var f Footprint
+	f := Footprint{Members: len(clusters)} // one not read costs its clients all the same
 	type key struct{ ns, name string }
 	sources := map[key]int{} // the exporters' slices, by service
 	exported := map[key]bool{}
@@ -104,7 +107,7 @@ func Count(clusters []snapshot.Cluster) Footprint {
 // the heap grow to twice what is live before it collects, GOGC=100) and the process; neither
 // below the minimums, rounded up to MiB.
 func (f Footprint) Memory() (request, limit resource.Quantity) {
-	live := int64(f.Objects-f.Records)*bytesPerObject + int64(f.Records)*bytesPerRecord + int64(f.Endpoints)*bytesPerEndpoint
+	live := int64(f.Members)*bytesPerMember + int64(f.Objects-f.Records)*bytesPerObject + int64(f.Records)*bytesPerRecord + int64(f.Endpoints)*bytesPerEndpoint
 	return atLeast(mebibytes(baseBytes+live), minRequest), atLeast(mebibytes(baseBytes+2*live), minLimit)
 }
 

@@ -51,10 +51,10 @@ func TestCount(t *testing.T) {
 		{ID: "d", State: snapshot.Unreachable, Objects: snapshot.Objects{Namespaces: []string{"ns"}, Services: []*corev1.Service{{ObjectMeta: om("ns", "x", false)}}}},
 	}
 	got := Count(clusters)
-	// Now, without sync's: a 1+1+2+3, b 2, c 1 = 10 objects, 9 endpoints; then in a and b an
-	// import, a derived Service and two copies each: 8 objects, no endpoints (the caches hold a
-	// digest of a copy's).
-	if want := (Footprint{Objects: 18, Records: 8, Endpoints: 9}); got != want {
+	// Four members (d too: sync holds its clients). Now, without sync's: a 1+1+2+3, b 2, c 1 = 10
+	// objects, 9 endpoints; then in a and b an import, a derived Service and two copies each: 8
+	// objects, no endpoints (the caches hold a digest of a copy's).
+	if want := (Footprint{Members: 4, Objects: 18, Records: 8, Endpoints: 9}); got != want {
 		t.Errorf("Count = %+v, want %+v", got, want)
 	}
 }
@@ -74,6 +74,10 @@ func TestMemory(t *testing.T) {
 		{Footprint{Objects: 1000, Endpoints: 100000}, "128Mi", "512Mi"},
 		// 100,000 objects and 1,000,000 endpoints: 415,000,000 bytes (395.8 MiB).
 		{Footprint{Objects: 100000, Endpoints: 1000000}, "460Mi", "856Mi"},
+		// The 10,000 services of five members: 1 MiB a member more.
+		{Footprint{Members: 5, Objects: 26 * 10000, Records: 20 * 10000, Endpoints: 4 * 10000}, "345Mi", "626Mi"},
+		// 255 members holding little: their clients, watches and informers are past the minimums.
+		{Footprint{Members: 255}, "319Mi", "574Mi"},
 	} {
 		req, lim := c.f.Memory()
 		if req.String() != c.request || lim.String() != c.lim {

@@ -129,8 +129,8 @@ func (o *Options) memory(ctx context.Context) (Resources, error) {
 		}
 		f := Count(clusters)
 		req, lim := f.Memory()
-		fmt.Fprintf(o.ErrOut, "Memory: request %s, limit %s, for %d cached objects (%d of them sync's own) and %d endpoints once every exported service is imported (--memory-request, --memory-limit to set them)\n",
-			req.String(), lim.String(), f.Objects, f.Records, f.Endpoints)
+		fmt.Fprintf(o.ErrOut, "Memory: request %s, limit %s, for %d members, %d cached objects (%d of them sync's own) and %d endpoints once every exported service is imported (--memory-request, --memory-limit to set them)\n",
+			req.String(), lim.String(), f.Members, f.Objects, f.Records, f.Endpoints)
 		return req, lim
 	})
 }

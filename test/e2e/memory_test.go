@@ -76,7 +76,7 @@ func TestInstallMemorySizing(t *testing.T) {
 		for _, l := range strings.Split(r.stderr, "\n") {
 			if rest, ok := strings.CutPrefix(l, "Memory: "); ok {
 				var req, lim string
-				if _, err := fmt.Sscanf(rest, "request %s limit %s for %d cached objects (%d of them sync's own) and %d endpoints", &req, &lim, &f.Objects, &f.Records, &f.Endpoints); err != nil {
+				if _, err := fmt.Sscanf(rest, "request %s limit %s for %d members, %d cached objects (%d of them sync's own) and %d endpoints", &req, &lim, &f.Members, &f.Objects, &f.Records, &f.Endpoints); err != nil {
 					t.Fatalf("%q: %v", l, err)
 				}
 			}
