@@ -123,20 +123,16 @@ func importEverywhere(idx []*clusterIndex, d *Desired, e *exported) (pending, fo
 			continue
 		}
 		cd := d.Clusters[ci.ID] // nil for all but Observed.For: it still counts for the exports' Ready
-		skip := func(kind, name, msg string) {
-			if cd != nil {
-				cd.Skipped = append(cd.Skipped, Skip{Kind: kind, Namespace: k.Namespace, Name: name, Message: msg})
-			}
-			foreign = append(foreign, ci.ID)
-		}
 		imp := ci.ix.Imports[k]
 		if imp != nil && !names.IsManaged(imp.Labels) {
-			skip(snapshot.KindServiceImport, k.Name, "ServiceImport exists and is not managed by kubectl-mcs; not importing here")
+			cd.skip(snapshot.KindServiceImport, k.Namespace, k.Name, "ServiceImport exists and is not managed by kubectl-mcs; not importing here")
+			foreign = append(foreign, ci.ID)
 			continue
 		}
 		if s := ci.ix.Services[dk]; s != nil && !names.IsManaged(s.Labels) {
 			// The derived name is taken: slices labelled for it would feed someone else's Service.
-			skip(snapshot.KindService, dk.Name, "Service exists and is not managed by kubectl-mcs; not importing here")
+			cd.skip(snapshot.KindService, dk.Namespace, dk.Name, "Service exists and is not managed by kubectl-mcs; not importing here")
+			foreign = append(foreign, ci.ID)
 			continue
 		}
 		if imp == nil {
@@ -147,6 +143,13 @@ func importEverywhere(idx []*clusterIndex, d *Desired, e *exported) (pending, fo
 		}
 	}
 	return pending, foreign
+}
+
+// skip records that cd's cluster does not import an object; nothing when cd is not decided here.
+func (cd *ClusterDesired) skip(kind, ns, name, msg string) {
+	if cd != nil {
+		cd.Skipped = append(cd.Skipped, Skip{Kind: kind, Namespace: ns, Name: name, Message: msg})
+	}
 }
 
 // readyCondition is the exports' Ready condition. No counts in its message: a reachability flap
