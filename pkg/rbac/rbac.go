@@ -5,6 +5,9 @@
 package rbac
 
 import (
+	"slices"
+	"strings"
+
 	rbacv1 "k8s.io/api/rbac/v1"
 )
 
@@ -82,6 +85,30 @@ var DNSServerRules = []Rule{
 		Why: "answers NAME.NS.svc.clusterset.local from the member's ServiceImports"},
 	{Group: "discovery.k8s.io", Resource: "endpointslices", Verbs: []string{"get", "list", "watch"}, Scope: Cluster,
 		Why: "answers a Headless service's endpoints from the slices sync copied"},
+}
+
+// ReaderRules is what a member's reader identity may do in another member, for the per-member
+// syncs that read it (`install --mode=per-member`): the get, list and watch of SyncRules' cluster
+// rules, without the subresources, Events and Leases sync only writes. Derived from SyncRules so
+// that a new read of sync's is a new read of the readers'; never a write, never a Secret.
+func ReaderRules() []Rule {
+	var out []Rule
+	for _, r := range SyncRules {
+		if r.Scope != Cluster || strings.Contains(r.Resource, "/") || r.Resource == "events" {
+			continue
+		}
+		var verbs []string
+		for _, v := range r.Verbs {
+			if v == "get" || v == "list" || v == "watch" {
+				verbs = append(verbs, v)
+			}
+		}
+		if len(verbs) > 0 {
+			r.Verbs, r.ResourceNames = verbs, slices.Clone(r.ResourceNames)
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // PolicyRules turns the rules of one scope into RBAC policy rules, in SyncRules' order.

@@ -2,6 +2,7 @@ package rbac
 
 import (
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -79,5 +80,40 @@ func TestDNSServerRulesOnlyRead(t *testing.T) {
 	}
 	if len(PolicyRules(DNSServerRules, Cluster)) != len(DNSServerRules) {
 		t.Error("every DNS server rule is cluster-wide")
+	}
+}
+
+// A reader identity reads what sync reads and can change nothing, nor read a Secret.
+func TestReaderRulesOnlyRead(t *testing.T) {
+	read := map[string]bool{}
+	for _, r := range PolicyRules(ReaderRules(), Cluster) {
+		for _, v := range r.Verbs {
+			if v != "get" && v != "list" && v != "watch" {
+				t.Errorf("a reader may %s: %+v", v, r)
+			}
+		}
+		for _, res := range r.Resources {
+			if res == "secrets" || res == "*" || strings.Contains(res, "/") || res == "events" || res == "leases" {
+				t.Errorf("a reader is granted %q: %+v", res, r)
+			}
+			if slices.Contains(r.Verbs, "list") && slices.Contains(r.Verbs, "watch") {
+				read[res] = true
+			}
+		}
+	}
+	if len(PolicyRules(ReaderRules(), Cluster)) != len(ReaderRules()) {
+		t.Error("every reader rule is cluster-wide")
+	}
+	// Every kind sync's informers list and watch, a reader lists and watches.
+	for _, r := range SyncRules {
+		if slices.Contains(r.Verbs, "watch") && !read[r.Resource] {
+			t.Errorf("sync watches %s; a reader cannot", r.Resource)
+		}
+	}
+	// Derived, not shared: changing the readers' rules leaves SyncRules alone.
+	rr := ReaderRules()
+	rr[0].Verbs[0] = "delete"
+	if ReaderRules()[0].Verbs[0] == "delete" {
+		t.Fatal("ReaderRules shares SyncRules' verbs")
 	}
 }
