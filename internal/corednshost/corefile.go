@@ -9,7 +9,7 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 )
 
 // hostBound are plugins that listen on fixed host ports of their own (8080, 8181, 9153): several
@@ -19,12 +19,12 @@ var hostBound = map[string]bool{"health": true, "ready": true, "prometheus": tru
 // ForHost turns an in-cluster Corefile into the one a host process runs: every server block
 // listens on 127.0.0.1:port, every kubernetes plugin reaches the apiserver through kubeconfig and
 // context, and the host-bound plugins are dropped. Everything else is kept line for line.
-func ForHost(corefile, kubeconfig, context string, port int) (string, error) {
-	servers, err := dns.Parse(corefile)
+func ForHost(text, kubeconfig, context string, port int) (string, error) {
+	servers, err := corefile.Parse(text)
 	if err != nil {
 		return "", err
 	}
-	lines := strings.Split(corefile, "\n")
+	lines := strings.Split(text, "\n")
 	replace := map[int][]string{}
 	drop := map[int]bool{}
 	for _, s := range servers {
@@ -68,18 +68,18 @@ func ForHost(corefile, kubeconfig, context string, port int) (string, error) {
 // WithForward points the kubectl-mcs block's forward at addr (IP:PORT): the member's Corefile
 // forwards to its DNS server's Service, a ClusterIP the host cannot reach, and a test runs that
 // DNS server on the host instead. The rest of the Corefile is kept line for line.
-func WithForward(corefile, addr string) (string, error) {
-	if _, err := dns.Forward(corefile); err != nil {
+func WithForward(text, addr string) (string, error) {
+	if _, err := corefile.Forward(text); err != nil {
 		return "", err
 	}
-	lines := strings.Split(corefile, "\n")
+	lines := strings.Split(text, "\n")
 	in := false
 	for i, l := range lines {
 		t := strings.TrimSpace(l)
 		switch {
-		case strings.HasPrefix(t, dns.BeginMarker):
+		case strings.HasPrefix(t, corefile.BeginMarker):
 			in = true
-		case strings.HasPrefix(t, dns.EndMarker):
+		case strings.HasPrefix(t, corefile.EndMarker):
 			in = false
 		case in && strings.HasPrefix(t, "forward "):
 			indent := l[:len(l)-len(strings.TrimLeftFunc(l, unicode.IsSpace))]

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 )
 
 // kubeadm is the Corefile kubeadm writes into kube-system/coredns, as the test bed gives it.
@@ -18,7 +18,7 @@ var kubeadm = func() string {
 }()
 
 func TestForHost(t *testing.T) {
-	in, err := dns.Apply(kubeadm, dns.DefaultDomain, dns.Upstream{Addr: "10.96.0.53", Service: "kubectl-mcs-system/kubectl-mcs-dns"})
+	in, err := corefile.Apply(kubeadm, corefile.DefaultDomain, corefile.Upstream{Addr: "10.96.0.53", Service: "kubectl-mcs-system/kubectl-mcs-dns"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +42,10 @@ func TestForHost(t *testing.T) {
 		}
 	}
 	// Our block is carried over unchanged apart from the port.
-	if !dns.Has(out) || strings.Count(out, "kubeconfig") != 1 {
+	if !corefile.Has(out) || strings.Count(out, "kubeconfig") != 1 {
 		t.Errorf("our block is lost, or got a kubernetes stanza:\n%s", out)
 	}
-	if _, err := dns.Parse(out); err != nil {
+	if _, err := corefile.Parse(out); err != nil {
 		t.Fatalf("output does not parse: %v", err)
 	}
 	// The DNS server runs on the host: only our block's forward changes.
@@ -56,7 +56,7 @@ func TestForHost(t *testing.T) {
 	if want := strings.Replace(out, "    forward . 10.96.0.53:53 # service kubectl-mcs-system/kubectl-mcs-dns\n", "    forward . 127.0.0.1:25353\n", 1); host != want {
 		t.Errorf("WithForward:\n%s\nwant\n%s", host, want)
 	}
-	if up, err := dns.Forward(host); err != nil || up.Addr != "127.0.0.1:25353" {
+	if up, err := corefile.Forward(host); err != nil || up.Addr != "127.0.0.1:25353" {
 		t.Errorf("Forward(WithForward) = %+v, %v", up, err)
 	}
 	if _, err := WithForward(kubeadm, "127.0.0.1:25353"); err == nil {

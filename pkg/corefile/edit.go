@@ -1,4 +1,4 @@
-package dns
+package corefile
 
 import (
 	"fmt"
@@ -94,8 +94,8 @@ func ParseUpstream(s string) (string, error) {
 // Apply returns the Corefile with our block for domain, forwarding to up, replacing ours in place
 // when present and appending it otherwise. It refuses a Corefile it cannot parse, one that serves
 // domain, part of it or a zone under it outside our block (a *ServedError: see served.go for the
-// rule), and one with no kubernetes plugin (not a cluster's CoreDNS; its server block's port is
-// the one our block listens on).
+// rule), one whose zones a placeholder names, and one with no kubernetes plugin (not a cluster's
+// CoreDNS; its server block's port is the one our block listens on).
 func Apply(corefile, domain string, up Upstream) (string, error) {
 	domain = strings.ToLower(strings.TrimSuffix(domain, "."))
 	addr, err := ParseUpstream(up.Addr)
@@ -112,7 +112,7 @@ func Apply(corefile, domain string, up Upstream) (string, error) {
 	if b >= 0 {
 		rest = strings.Join(append(append([]string{}, lines[:b]...), lines[e+1:]...), "\n")
 	}
-	servers, err := Parse(rest)
+	servers, err := read(rest, false)
 	if err != nil {
 		return "", fmt.Errorf("cannot parse the Corefile: %w", err)
 	}
@@ -129,14 +129,21 @@ func Apply(corefile, domain string, up Upstream) (string, error) {
 		return "", fmt.Errorf("no server block uses the kubernetes plugin: this is not a cluster's Corefile")
 	}
 	block := Block(domain, host.Port(), up)
+	var out string
 	if b >= 0 {
-		out := append(append(append([]string{}, lines[:b]...), strings.Split(strings.TrimSuffix(block, "\n"), "\n")...), lines[e+1:]...)
-		return strings.Join(out, "\n"), nil
+		out = strings.Join(append(append(append([]string{}, lines[:b]...), strings.Split(strings.TrimSuffix(block, "\n"), "\n")...), lines[e+1:]...), "\n")
+	} else {
+		if rest != "" && !strings.HasSuffix(rest, "\n") {
+			rest += "\n"
+		}
+		out = rest + block
 	}
-	if rest != "" && !strings.HasSuffix(rest, "\n") {
-		rest += "\n"
+	// Our block must read as a server block of its own: after a block without braces, or keys
+	// without a body, CoreDNS would read it as part of theirs.
+	if after, err := read(out, false); err != nil || len(after) != len(servers)+1 {
+		return "", fmt.Errorf("the kubectl-mcs block would not be a server block of its own in this Corefile (a server block without braces?)")
 	}
-	return rest + block, nil
+	return out, nil
 }
 
 // Check returns the error Apply gives for corefile and domain, whatever the upstream: init checks
@@ -175,14 +182,18 @@ func Forward(corefile string) (Upstream, error) {
 	if b < 0 {
 		return Upstream{}, fmt.Errorf("no %q block", BeginMarker)
 	}
-	for _, l := range lines[b+1 : e] {
-		code, comment, _ := strings.Cut(l, "#")
-		f := strings.Fields(code)
-		if len(f) < 3 || f[0] != "forward" {
+	servers, err := read(strings.Join(lines[b+1:e], "\n"), false)
+	if err != nil {
+		return Upstream{}, fmt.Errorf("cannot parse the kubectl-mcs block: %w", err)
+	}
+	for _, s := range servers {
+		d := s.Find("forward")
+		if d == nil || len(d.Args) < 2 {
 			continue
 		}
-		up := Upstream{Addr: f[2]}
-		if svc, ok := strings.CutPrefix("#"+comment, serviceComment); ok {
+		up := Upstream{Addr: shown(d.Args[1])}
+		// The Service is a comment, which CoreDNS does not read: it is taken from the line.
+		if _, svc, ok := strings.Cut(lines[b+1+d.Line], serviceComment); ok {
 			up.Service = strings.TrimSpace(svc)
 		}
 		return up, nil

@@ -1,4 +1,4 @@
-package dns
+package corefile
 
 import (
 	"fmt"
@@ -17,8 +17,10 @@ import (
 //
 // where the zones served are every server block's keys, the zones that the zone-serving plugins
 // name (kubernetes, multicluster, etcd, k8s_external, auto, secondary ZONES...; file, hosts
-// FILE ZONES...; template CLASS TYPE ZONES...), forward's FROM, and every name a rewrite rule
-// matches or writes. The root "." is no reason to refuse: a block for "." answers what no more
+// FILE ZONES...; template CLASS TYPE ZONES...), forward's and grpc's FROM, and every name a
+// rewrite rule matches or writes, all as CoreDNS reads them (read.go: snippets and imports
+// resolved, quotes removed). A placeholder in any of them, or in a plugin's name, is refused
+// rather than guessed: CoreDNS fills it from its pod's environment, which init cannot see. The root "." is no reason to refuse: a block for "." answers what no more
 // specific block does, and taking D from it (usually a forward to the node's resolvers) is the
 // point of our block. A reverse zone given as a CIDR counts as the enclosing in-addr.arpa or
 // ip6.arpa zone. Blocks on every port count, whichever port our block uses.
@@ -53,18 +55,27 @@ func (e *ServedError) Error() string {
 	return fmt.Sprintf("already serves %s (%s)", what, where)
 }
 
-// served returns the first place, in Corefile order, where servers serve domain or part of it;
-// nil when none does.
-func served(servers []Server, domain string) *ServedError {
+// served returns the first place, in Corefile order, where servers serve domain or part of it
+// (a *ServedError), or a zone that a placeholder names; nil when there is none.
+func served(servers []Server, domain string) error {
 	for _, s := range servers {
-		block := strings.Join(s.Keys, " ")
+		block := shown(strings.Join(s.Keys, " "))
 		for _, z := range s.Zones() {
+			if hasPlaceholder(z) {
+				return unknownZone(block, "", z)
+			}
 			if z = normalize(z); overlaps(z, domain) {
 				return &ServedError{Domain: domain, Zone: z, Block: block}
 			}
 		}
 		for _, d := range s.Directives {
+			if hasPlaceholder(d.Name) {
+				return fmt.Errorf("server block %q: the plugin %q is a placeholder, filled from the CoreDNS pod's environment: which zones it serves cannot be told here", block, shown(d.Name))
+			}
 			for _, z := range pluginZones(d) {
+				if hasPlaceholder(z) {
+					return unknownZone(block, d.Name, z)
+				}
 				if z = normalize(z); overlaps(z, domain) {
 					return &ServedError{Domain: domain, Zone: z, Block: block, Plugin: d.Name}
 				}
@@ -72,6 +83,15 @@ func served(servers []Server, domain string) *ServedError {
 		}
 	}
 	return nil
+}
+
+// unknownZone refuses a zone written with a placeholder.
+func unknownZone(block, plugin, zone string) error {
+	where := fmt.Sprintf("server block %q", block)
+	if plugin != "" {
+		where += ", plugin " + plugin
+	}
+	return fmt.Errorf("%s: the zone %q holds a placeholder, filled from the CoreDNS pod's environment: whether it overlaps the domain cannot be told here", where, shown(zone))
 }
 
 // pluginZones are the zones a directive names explicitly (one without any serves its block's).
@@ -83,13 +103,15 @@ func pluginZones(d Directive) []string {
 		return nil
 	}
 	switch d.Name {
-	case "forward":
+	case "forward", "grpc":
 		return d.Args[:min(1, len(d.Args))]
 	case "rewrite":
 		var out []string
 		for _, words := range append([][]string{d.Args}, d.Options...) {
 			for _, w := range words {
-				if n := nameIn(w); n != "" {
+				if hasPlaceholder(w) {
+					out = append(out, w)
+				} else if n := nameIn(w); n != "" {
 					out = append(out, n)
 				}
 			}

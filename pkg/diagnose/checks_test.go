@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/status"
@@ -112,7 +112,7 @@ func TestSingleFaults(t *testing.T) {
 		}, CheckDNS, "member1", Warn, "no kubectl-mcs block", "kubectl mcs init --dns --contexts=member1"},
 		{"our block from before the DNS server", func(s *Snapshot) {
 			memberOf(s, "member2").CoreDNS.Data["Corefile"] = ".:53 {\n  kubernetes cluster.local\n}\n" + DNSMarker +
-				"\nclusterset.local:53 {\n  rewrite stop {\n  }\n}\n" + dns.EndMarker + "\n"
+				"\nclusterset.local:53 {\n  rewrite stop {\n  }\n}\n" + corefile.EndMarker + "\n"
 		}, CheckDNS, "member2", Fail, "cannot forward the clusterset zone: the kubectl-mcs block forwards the zone nowhere", "kubectl mcs init --dns --contexts=member2"},
 		{"DNS server Service deleted", func(s *Snapshot) {
 			memberOf(s, "member3").DNSServer, memberOf(s, "member3").DNSServerSlices = nil, nil
@@ -325,11 +325,11 @@ func TestMissingService(t *testing.T) {
 func TestDNSForward(t *testing.T) {
 	s := healthy()
 	m := memberOf(s, "member1")
-	corefile, err := dns.Apply(".:53 {\n    kubernetes cluster.local\n}\n", dns.DefaultDomain, dns.Upstream{Addr: "127.0.0.1:5353"})
+	text, err := corefile.Apply(".:53 {\n    kubernetes cluster.local\n}\n", corefile.DefaultDomain, corefile.Upstream{Addr: "127.0.0.1:5353"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.CoreDNS.Data["Corefile"], m.DNSServer, m.DNSServerSlices = corefile, nil, nil
+	m.CoreDNS.Data["Corefile"], m.DNSServer, m.DNSServerSlices = text, nil, nil
 	r := Run(s)
 	expectHas(t, r, CheckDNS, "member1", OK, "CoreDNS forwards the clusterset zone to 127.0.0.1:5353 (given with --dns-server: not checked)", "")
 	expectHas(t, r, CheckDNS, "member2", OK, "CoreDNS forwards the clusterset zone to service kubectl-mcs-system/kubectl-mcs-dns (10.96.1.53:53), 2 ready endpoint(s)", "")

@@ -9,13 +9,13 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 )
 
 // DNSMarker is the line `kubectl mcs init --dns` puts at the top of its block in the Corefile.
-const DNSMarker = dns.BeginMarker
+const DNSMarker = corefile.BeginMarker
 
 const coreDNSObject = "configmap/kube-system/coredns"
 
@@ -54,7 +54,7 @@ func checkForward(m Cluster) Result {
 	r := Result{Check: CheckDNS, Cluster: m.ID, Object: coreDNSObject, Severity: OK}
 	svcName := names.SystemNamespace + "/" + names.DNSServerName
 	apply, initDNS := dnsServerCommand(m), initDNSCommand(m)
-	up, err := dns.Forward(m.CoreDNS.Data["Corefile"])
+	up, err := corefile.Forward(m.CoreDNS.Data["Corefile"])
 	if err != nil {
 		r.Severity, r.Message = Fail, "the kubectl-mcs block cannot forward the clusterset zone: "+err.Error()
 		r.Fix, r.Commands = "Run the DNS server there, then write the block again:", []shell.Command{apply, initDNS}

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
@@ -113,12 +113,12 @@ func healthy() *Snapshot {
 // at ip, that Service and a slice with two ready endpoints, as init --dns and
 // dns-server --print-manifests leave them.
 func withDNSServer(m *Cluster, ip string) {
-	corefile, err := dns.Apply(".:53 {\n    kubernetes cluster.local\n}\n", dns.DefaultDomain,
-		dns.Upstream{Addr: ip, Service: names.SystemNamespace + "/" + names.DNSServerName})
+	text, err := corefile.Apply(".:53 {\n    kubernetes cluster.local\n}\n", corefile.DefaultDomain,
+		corefile.Upstream{Addr: ip, Service: names.SystemNamespace + "/" + names.DNSServerName})
 	if err != nil {
 		panic(err)
 	}
-	m.CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": corefile}}
+	m.CoreDNS = &corev1.ConfigMap{Data: map[string]string{"Corefile": text}}
 	m.DNSServer = &corev1.Service{ObjectMeta: metav1.ObjectMeta{Namespace: names.SystemNamespace, Name: names.DNSServerName},
 		Spec: corev1.ServiceSpec{ClusterIP: ip, ClusterIPs: []string{ip}, Ports: []corev1.ServicePort{
 			{Name: "dns", Port: 53, Protocol: corev1.ProtocolUDP}, {Name: "dns-tcp", Port: 53, Protocol: corev1.ProtocolTCP}}}}

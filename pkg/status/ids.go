@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/karmada"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
 )
@@ -31,7 +31,7 @@ func idSource(l *MultiClusterServiceStatusList, cluster string) string {
 // SetDNSNames fills every item's clusterset DNS name in domain.
 func SetDNSNames(l *MultiClusterServiceStatusList, domain string) {
 	for i := range l.Items {
-		l.Items[i].DNSName = dns.Name(l.Items[i].Name, l.Items[i].Namespace, strings.ToLower(domain))
+		l.Items[i].DNSName = corefile.Name(l.Items[i].Name, l.Items[i].Namespace, strings.ToLower(domain))
 	}
 }
 

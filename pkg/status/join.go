@@ -10,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/parallel"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
@@ -110,7 +110,7 @@ type item struct {
 func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatus {
 	b := &item{k: k, idx: idx, sum: sum, byID: map[string]*index{}, valid: map[string]bool{},
 		out: MultiClusterServiceStatus{Namespace: k.Namespace, Name: k.Name, Ports: []Port{},
-			DNSName:           dns.Name(k.Name, k.Namespace, dns.DefaultDomain),
+			DNSName:           corefile.Name(k.Name, k.Namespace, corefile.DefaultDomain),
 			ExportingClusters: []string{}, ImportingClusters: []string{}, Endpoints: []SourceEndpoints{},
 			Conflicts: []ConflictStatus{}, Clusters: []ClusterStatus{}}}
 	for _, ix := range idx {

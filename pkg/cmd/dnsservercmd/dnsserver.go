@@ -23,7 +23,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dnsserver"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dnszone"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/install"
@@ -110,7 +110,7 @@ func newCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStr
 	f.StringVar(&o.Listen, "listen", fmt.Sprintf(":%d", install.DNSServerPort), "HOST:PORT to answer on, UDP and TCP")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "0", "Serve /healthz and /readyz (ready: caches synced) here (0 disables)")
 	f.DurationVar(&o.ShutdownDelay, "shutdown-delay", 5*time.Second, "On SIGTERM, go on answering this long with /readyz failing, so that the Service's other replicas take the new queries before this one stops")
-	f.StringVar(&o.Domain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone (as given to init --dns-domain)")
+	f.StringVar(&o.Domain, "dns-domain", corefile.DefaultDomain, "The clusterset DNS zone (as given to init --dns-domain)")
 	f.Uint32Var(&o.TTL, "ttl", dnszone.DefaultTTL, "TTL in seconds of every answer, negative ones included")
 	f.BoolVar(&o.PrintManifests, "print-manifests", false, "Print what runs the DNS server in a member (Namespace, ServiceAccount, ClusterRole and binding, Deployment, Service "+names.SystemNamespace+"/"+names.DNSServerName+") instead of running it")
 	f.StringVar(&o.Image, "image", install.DefaultImage(), "With --print-manifests: the container image of the Deployment")
@@ -192,7 +192,7 @@ func (o *Options) Run(ctx context.Context) error {
 
 func (o *Options) printManifests() error {
 	c := install.DNSServerConfig{Image: o.Image}
-	if o.Domain != dns.DefaultDomain {
+	if o.Domain != corefile.DefaultDomain {
 		c.Domain = o.Domain
 	}
 	if o.TTL != dnszone.DefaultTTL {

@@ -18,7 +18,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/apply"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
@@ -46,7 +46,7 @@ type DNSFlags struct {
 // AddFlags registers --dns, --dns-domain, --dns-configmap, --dns-server and --dns-wait.
 func (f *DNSFlags) AddFlags(cmd *cobra.Command) {
 	cmd.Flags().BoolVar(&f.Enable, "dns", false, "Configure each member's CoreDNS to forward the clusterset zone (<dns-domain>) to the member's DNS server, kubectl mcs dns-server (false: remove exactly that configuration).")
-	cmd.Flags().StringVar(&f.Domain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone --dns serves.")
+	cmd.Flags().StringVar(&f.Domain, "dns-domain", corefile.DefaultDomain, "The clusterset DNS zone --dns serves.")
 	cmd.Flags().StringVar(&f.ConfigMap, "dns-configmap", "kube-system/coredns", "NAMESPACE/NAME of the ConfigMap holding CoreDNS's Corefile.")
 	cmd.Flags().StringVar(&f.Server, "dns-server", "", "IP[:PORT] (default port 53) of the DNS server every member's CoreDNS forwards the zone to, e.g. 127.0.0.1:5353 where it runs beside CoreDNS (default: in each member, the ClusterIP of service "+names.SystemNamespace+"/"+names.DNSServerName+").")
 	cmd.Flags().DurationVar(&f.Wait, "dns-wait", 0, "How long to wait for service "+names.SystemNamespace+"/"+names.DNSServerName+" to have a ready endpoint in every member (0: refuse at once while one has none).")
@@ -77,7 +77,7 @@ func (f *DNSFlags) Validate(cmd *cobra.Command) error {
 		if !f.Enable {
 			return fmt.Errorf("--dns-server goes with --dns, not --dns=false")
 		}
-		addr, err := dns.ParseUpstream(f.Server)
+		addr, err := corefile.ParseUpstream(f.Server)
 		if err != nil {
 			return fmt.Errorf("--dns-server: %w", err)
 		}
@@ -123,11 +123,11 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 		}
 		next := cur
 		if o.DNS.Enable {
-			err = dns.Check(cur, o.DNS.Domain)
+			err = corefile.Check(cur, o.DNS.Domain)
 		} else {
-			next, err = dns.Remove(cur)
+			next, err = corefile.Remove(cur)
 		}
-		if se := (*dns.ServedError)(nil); errors.As(err, &se) {
+		if se := (*corefile.ServedError)(nil); errors.As(err, &se) {
 			return nil, fmt.Errorf("cluster %q: %s/%s %w: pick another --dns-domain", m.ID, o.DNS.namespace, o.DNS.name, err)
 		}
 		if err != nil {
@@ -143,7 +143,7 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 	}
 	deadline := time.Now().Add(o.DNS.Wait)
 	for i, e := range edits {
-		up := dns.Upstream{Addr: o.DNS.Server}
+		up := corefile.Upstream{Addr: o.DNS.Server}
 		if up.Addr == "" {
 			var err error
 			if up, err = o.DNS.dnsService(ctx, e.member, deadline); err != nil {
@@ -151,7 +151,7 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 			}
 		}
 		cur := e.cm.Data[corefileKey]
-		next, err := dns.Apply(cur, o.DNS.Domain, up)
+		next, err := corefile.Apply(cur, o.DNS.Domain, up)
 		if err != nil {
 			return nil, fmt.Errorf("cluster %q: configmap %s/%s: refusing to edit the Corefile: %w", e.item.Cluster, o.DNS.namespace, o.DNS.name, err)
 		}

@@ -17,7 +17,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
@@ -56,7 +56,7 @@ func dnsServer(ip string) []runtime.Object {
 }
 
 func options(server string, members ...*clusterset.Connection) *Options {
-	return &Options{members: members, DNS: DNSFlags{Enable: true, set: true, Domain: dns.DefaultDomain, Server: server,
+	return &Options{members: members, DNS: DNSFlags{Enable: true, set: true, Domain: corefile.DefaultDomain, Server: server,
 		namespace: "kube-system", name: "coredns"}}
 }
 

@@ -23,7 +23,7 @@ import (
 	"k8s.io/kubectl/pkg/util/templates"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/dns"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/corefile"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/printers"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
@@ -128,7 +128,7 @@ func NewCmdStatus(flags *genericclioptions.ConfigFlags, streams genericiooptions
 	f.BoolVarP(&o.AllNamespaces, "all-namespaces", "A", false, "Show the services of every namespace.")
 	o.Karmada.AddFlags(f, "show its MultiClusterServices, ServiceExports and ServiceImports")
 	f.Int64Var(&o.ChunkSize, "chunk-size", member.DefaultChunkSize, "List large numbers of objects in chunks of this size (0: in one request; 500 is kubectl's, for apiservers before 1.33 holding very large lists).")
-	f.StringVar(&o.DNSDomain, "dns-domain", dns.DefaultDomain, "The clusterset DNS zone the DNS names are shown in (as given to init --dns-domain).")
+	f.StringVar(&o.DNSDomain, "dns-domain", corefile.DefaultDomain, "The clusterset DNS zone the DNS names are shown in (as given to init --dns-domain).")
 	return cmd
 }
 
