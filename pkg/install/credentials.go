@@ -19,23 +19,32 @@ import (
 // errNoToken: the member's token Secret is absent or not filled yet.
 var errNoToken = errors.New("no token")
 
-// tokenOf gives a member's ServiceAccount token and the CA its Secret carries.
-type tokenOf func(context.Context, *clusterset.Connection) (token string, ca []byte, err error)
+// tokenOf gives the token of a member's token Secret and the CA the Secret carries.
+type tokenOf func(ctx context.Context, m *clusterset.Connection, secret string) (token string, ca []byte, err error)
 
-// kubeconfigs are the members' kubeconfigs, by ID, each reaching its apiserver at the address
-// Validate decided: with ServiceAccount credentials, token's; else the user's own.
-func (o *Options) kubeconfigs(ctx context.Context, token tokenOf) (map[string][]byte, error) {
+// kubeconfigs are the members' kubeconfigs for the pods of one Deployment, by ID: per member,
+// its own (local) through the pod's in-cluster files, and every other member with the token of
+// local's reader identity there; in host mode (local "") every member with the writer's token,
+// or the user's own credentials. Each reaches its apiserver at the address Validate decided.
+func (o *Options) kubeconfigs(ctx context.Context, token tokenOf, local string) (map[string][]byte, error) {
+	secret := TokenSecret
+	if local != "" {
+		secret = ReaderTokenSecret(local)
+	}
 	out := map[string][]byte{}
 	for _, m := range o.Members {
 		var kc []byte
 		var err error
-		if o.MemberCredentials == CredentialsCurrent {
+		switch {
+		case m.ID == local:
+			kc, err = InClusterKubeconfig(m.ID)
+		case o.MemberCredentials == CredentialsCurrent:
 			kc, err = o.currentCredentials(m)
-		} else {
+		default:
 			if m.Err != nil {
 				return nil, fmt.Errorf("cluster %q (context %q): %w", m.ID, m.Context, m.Err)
 			}
-			tok, ca, terr := token(ctx, m)
+			tok, ca, terr := token(ctx, m, secret)
 			if terr != nil {
 				return nil, terr
 			}
@@ -49,14 +58,14 @@ func (o *Options) kubeconfigs(ctx context.Context, token tokenOf) (map[string][]
 	return out, nil
 }
 
-// readToken reads the token Secret as it is: errNoToken when it is absent or not filled yet.
-func readToken(ctx context.Context, m *clusterset.Connection) (string, []byte, error) {
-	s, err := m.Client.CoreV1().Secrets(DefaultNamespace).Get(ctx, TokenSecret, metav1.GetOptions{})
+// readToken reads a token Secret as it is: errNoToken when it is absent or not filled yet.
+func readToken(ctx context.Context, m *clusterset.Connection, secret string) (string, []byte, error) {
+	s, err := m.Client.CoreV1().Secrets(DefaultNamespace).Get(ctx, secret, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
 		return "", nil, errNoToken
 	case err != nil:
-		return "", nil, fmt.Errorf("cluster %q: secret %s/%s: %w", m.ID, DefaultNamespace, TokenSecret, err)
+		return "", nil, fmt.Errorf("cluster %q: secret %s/%s: %w", m.ID, DefaultNamespace, secret, err)
 	case len(s.Data["token"]) == 0:
 		return "", nil, errNoToken
 	}
@@ -65,22 +74,26 @@ func readToken(ctx context.Context, m *clusterset.Connection) (string, []byte, e
 
 // existingToken is Print's: the token Install made, or an error naming the member and the
 // command that makes it.
-func (o *Options) existingToken(ctx context.Context, m *clusterset.Connection) (string, []byte, error) {
-	tok, ca, err := readToken(ctx, m)
+func (o *Options) existingToken(ctx context.Context, m *clusterset.Connection, secret string) (string, []byte, error) {
+	tok, ca, err := readToken(ctx, m, secret)
 	if errors.Is(err, errNoToken) {
-		return "", nil, fmt.Errorf("cluster %q: no ServiceAccount token in secret %s/%s: pass --member-credentials=current, or create it with:%s",
-			m.ID, DefaultNamespace, TokenSecret, shell.Block(o.installCommand()))
+		alt := "pass --member-credentials=current, or "
+		if o.perMember() {
+			alt = ""
+		}
+		return "", nil, fmt.Errorf("cluster %q: no ServiceAccount token in secret %s/%s: %screate it with:%s",
+			m.ID, DefaultNamespace, secret, alt, shell.Block(o.installCommand()))
 	}
 	return tok, ca, err
 }
 
 // installedToken is Install's: the token once the token controller filled it; in a dry run,
 // the one there is, if any (nothing was created to wait for).
-func (o *Options) installedToken(ctx context.Context, m *clusterset.Connection) (string, []byte, error) {
+func (o *Options) installedToken(ctx context.Context, m *clusterset.Connection, secret string) (string, []byte, error) {
 	if o.Write.DryRun != cmdutil.DryRunNone {
-		tok, ca, err := readToken(ctx, m)
+		tok, ca, err := readToken(ctx, m, secret)
 		if errors.Is(err, errNoToken) {
-			fmt.Fprintf(o.ErrOut, "Warning: cluster %q: dry run: no ServiceAccount token exists yet; its kubeconfig carries none\n", m.ID)
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q: dry run: no ServiceAccount token in secret %s/%s yet; its kubeconfig carries none\n", m.ID, DefaultNamespace, secret)
 			return "", nil, nil
 		}
 		return tok, ca, err
@@ -89,7 +102,7 @@ func (o *Options) installedToken(ctx context.Context, m *clusterset.Connection) 
 	var ca []byte
 	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, o.TokenTimeout, true, func(ctx context.Context) (bool, error) {
 		var err error
-		tok, ca, err = readToken(ctx, m)
+		tok, ca, err = readToken(ctx, m, secret)
 		if errors.Is(err, errNoToken) {
 			return false, nil
 		}
@@ -97,7 +110,7 @@ func (o *Options) installedToken(ctx context.Context, m *clusterset.Connection) 
 	})
 	if err != nil {
 		return "", nil, fmt.Errorf("cluster %q: secret %s/%s: no token after %s (is the token controller of kube-controller-manager running?): %w",
-			m.ID, DefaultNamespace, TokenSecret, o.TokenTimeout, err)
+			m.ID, DefaultNamespace, secret, o.TokenTimeout, err)
 	}
 	return tok, ca, nil
 }
@@ -110,6 +123,9 @@ func (o *Options) installCommand() shell.Command {
 		if m.ID != m.Context {
 			ctxs[i] += "=" + m.ID
 		}
+	}
+	if o.perMember() {
+		return shell.MCS("install", "--mode="+ModePerMember, "--contexts="+strings.Join(ctxs, ","))
 	}
 	return shell.MCS("install", "--contexts="+strings.Join(ctxs, ","), "--context="+o.Host)
 }

@@ -12,9 +12,18 @@ const (
 	CredentialsCurrent        = "current"
 )
 
+// Install modes: where sync runs.
+const (
+	// ModeHost runs one sync for the whole clusterset in the --context cluster.
+	ModeHost = "host"
+	// ModePerMember runs in every member a sync acting for it alone (sync --local).
+	ModePerMember = "per-member"
+)
+
 // Flags are what the generation takes, the same for `kubectl mcs install`, which installs it,
 // and `sync --print-manifests`, which prints it.
 type Flags struct {
+	Mode              string
 	Image             string
 	MemberCredentials string
 	TokenTimeout      time.Duration
@@ -31,6 +40,7 @@ type Flags struct {
 // AddFlags registers them but --leader-elect-context (AddLeaseFlag); with heads each usage
 // ("With --print-manifests: " where they belong to one mode of a command).
 func (f *Flags) AddFlags(fs *pflag.FlagSet, with string) {
+	fs.StringVar(&f.Mode, "mode", ModeHost, with+"Where sync runs. \"host\": one Deployment in the --context cluster acts for every member, through a token of a writer ServiceAccount in each; \"per-member\": every member runs its own (sync --local), writing only there as its own ServiceAccount and reading the others as a read-only identity each of them gives it (--print-manifests then prints every member's objects, each YAML document headed by the member it goes to)")
 	fs.StringVar(&f.Image, "image", DefaultImage(), with+"The container image of the Deployment")
 	fs.StringVar(&f.MemberCredentials, "member-credentials", CredentialsServiceAccount, with+"\"serviceaccount\": the Deployment acts in every member as a ServiceAccount with exactly the rights sync uses (kubectl mcs install creates it, its roles and its token Secret with your context's rights); \"current\": it acts with the credentials your kubeconfig has")
 	fs.DurationVar(&f.TokenTimeout, "token-timeout", time.Minute, with+"How long to wait for each member's token controller to fill the token Secret")

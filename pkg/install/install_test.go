@@ -36,11 +36,11 @@ func kinds(objs []runtime.Object) []string {
 }
 
 func TestMemberObjects(t *testing.T) {
-	plain := MemberObjects("ns", DeployedMember{ID: "member2"}, rbac.SyncRules)
+	plain := MemberObjects(Config{Namespace: "ns"}, DeployedMember{ID: "member2"}, rbac.SyncRules)
 	if got := kinds(plain); !slices.Equal(got, []string{"Namespace", "ServiceAccount", "Secret", "ClusterRole", "ClusterRoleBinding"}) {
 		t.Fatalf("member objects: %v", got)
 	}
-	lease := MemberObjects("ns", DeployedMember{ID: "member1", Lease: true}, rbac.SyncRules)
+	lease := MemberObjects(Config{Namespace: "ns"}, DeployedMember{ID: "member1", Lease: true}, rbac.SyncRules)
 	if got := kinds(lease); !slices.Equal(got[5:], []string{"Role", "RoleBinding"}) {
 		t.Fatalf("Lease member objects: %v", got)
 	}
@@ -207,7 +207,7 @@ func TestLeaseMember(t *testing.T) {
 		}
 	}
 	o := &Options{Host: "c1", Members: ms, Raw: clientcmdapi.Config{Contexts: map[string]*clientcmdapi.Context{"c1": {}}},
-		Flags: Flags{MemberCredentials: CredentialsServiceAccount, Image: "i", LeaseContext: "nope"}}
+		Flags: Flags{Mode: ModeHost, MemberCredentials: CredentialsServiceAccount, Image: "i", LeaseContext: "nope"}}
 	if err := o.Validate(); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("Validate with a Lease context outside the clusterset: %v", err)
 	}

@@ -83,6 +83,9 @@ type Config struct {
 	Memory    Resources // sync's container (Footprint.Memory, or the flags)
 	// UnreachableTimeout is passed on as sync's --unreachable-timeout when set.
 	UnreachableTimeout time.Duration
+	// Local is, per member (--mode=per-member), the member this Deployment runs in and acts for
+	// (sync --local); "" in host mode.
+	Local string
 }
 
 // LeaseMember is the member that holds the Lease.
@@ -99,36 +102,53 @@ func meta(name, namespace string) metav1.ObjectMeta {
 	return metav1.ObjectMeta{Name: name, Namespace: namespace, Labels: Labels()}
 }
 
-// MemberObjects is what one member needs so that sync can act there as ServiceAccount Name:
-// the Namespace, the ServiceAccount, a token Secret the token controller fills, the ClusterRole
-// of rules' cluster-wide part and its binding, and in the Lease member a Role for the Lease.
-func MemberObjects(namespace string, m DeployedMember, rules []rbac.Rule) []runtime.Object {
-	subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: Name, Namespace: namespace}}
-	token := &corev1.Secret{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
-		ObjectMeta: meta(TokenSecret, namespace),
-		Type:       corev1.SecretTypeServiceAccountToken,
+// MemberObjects is what member m needs so that sync can act there as ServiceAccount Name: the
+// Namespace, the ServiceAccount, the ClusterRole of rules' cluster-wide part and its binding, in
+// the Lease member a Role for the Lease, and a token Secret the token controller fills, except in
+// c.Local (per-member), whose own pods use their projected token and which gives every other
+// member's sync an identity to read it with (readerObjects).
+func MemberObjects(c Config, m DeployedMember, rules []rbac.Rule) []runtime.Object {
+	out := []runtime.Object{namespaceObject(c.Namespace), serviceAccount(c.Namespace)}
+	if m.ID != c.Local {
+		out = append(out, tokenSecret(TokenSecret, Name, c.Namespace))
 	}
-	token.Annotations = map[string]string{corev1.ServiceAccountNameKey: Name}
-	out := []runtime.Object{
-		namespaceObject(namespace),
-		serviceAccount(namespace),
-		token,
-		&rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
-			ObjectMeta: meta(Name, ""), Rules: rbac.PolicyRules(rules, rbac.Cluster)},
-		&rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
-			ObjectMeta: meta(Name, ""), Subjects: subject,
-			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: Name}},
-	}
+	out = append(out, clusterRole(Name, rules), clusterRoleBinding(Name, Name, Name, c.Namespace))
 	if m.Lease {
+		subject := []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: Name, Namespace: c.Namespace}}
 		out = append(out,
 			&rbacv1.Role{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "Role"},
-				ObjectMeta: meta(LeaderElection, namespace), Rules: rbac.PolicyRules(rules, rbac.LeaseNamespace)},
+				ObjectMeta: meta(LeaderElection, c.Namespace), Rules: rbac.PolicyRules(rules, rbac.LeaseNamespace)},
 			&rbacv1.RoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "RoleBinding"},
-				ObjectMeta: meta(LeaderElection, namespace), Subjects: subject,
+				ObjectMeta: meta(LeaderElection, c.Namespace), Subjects: subject,
 				RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: LeaderElection}})
 	}
+	if m.ID == c.Local {
+		out = append(out, readerObjects(c)...)
+	}
 	return out
+}
+
+// tokenSecret is a token Secret of ServiceAccount sa, which the token controller fills.
+func tokenSecret(name, sa, namespace string) *corev1.Secret {
+	s := &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: meta(name, namespace),
+		Type:       corev1.SecretTypeServiceAccountToken,
+	}
+	s.Annotations = map[string]string{corev1.ServiceAccountNameKey: sa}
+	return s
+}
+
+func clusterRole(name string, rules []rbac.Rule) *rbacv1.ClusterRole {
+	return &rbacv1.ClusterRole{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRole"},
+		ObjectMeta: meta(name, ""), Rules: rbac.PolicyRules(rules, rbac.Cluster)}
+}
+
+// clusterRoleBinding binds ClusterRole role to ServiceAccount namespace/sa.
+func clusterRoleBinding(name, role, sa, namespace string) *rbacv1.ClusterRoleBinding {
+	return &rbacv1.ClusterRoleBinding{TypeMeta: metav1.TypeMeta{APIVersion: "rbac.authorization.k8s.io/v1", Kind: "ClusterRoleBinding"},
+		ObjectMeta: meta(name, ""), Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: sa, Namespace: namespace}},
+		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}}
 }
 
 func namespaceObject(name string) *corev1.Namespace {
@@ -136,18 +156,21 @@ func namespaceObject(name string) *corev1.Namespace {
 }
 
 func serviceAccount(namespace string) *corev1.ServiceAccount {
-	return &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(Name, namespace)}
+	return namedServiceAccount(Name, namespace)
+}
+
+func namedServiceAccount(name, namespace string) *corev1.ServiceAccount {
+	return &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(name, namespace)}
 }
 
 // KubeconfigKey is the key of a member's kubeconfig in the Secret.
 func KubeconfigKey(id string) string { return id + ".kubeconfig" }
 
-// HostObjects is what the host cluster runs: the Namespace, the pod's ServiceAccount (no token
-// mounted, no rights: every member, the host included, is reached through its kubeconfig), the
-// kubeconfig Secret, the Deployment and its PodDisruptionBudget.
+// HostObjects is what the cluster running sync holds besides MemberObjects: the kubeconfig
+// Secret, the Deployment and its PodDisruptionBudget; in host mode also the Namespace and the
+// pod's ServiceAccount (no token mounted, no rights: every member, the host included, is reached
+// through its kubeconfig), which per member are the writer's, among MemberObjects.
 func HostObjects(c Config, kubeconfigs map[string][]byte) []runtime.Object {
-	sa := serviceAccount(c.Namespace)
-	sa.AutomountServiceAccountToken = new(bool)
 	secret := &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: meta(KubeconfigSecret, c.Namespace),
@@ -167,6 +190,11 @@ func HostObjects(c Config, kubeconfigs map[string][]byte) []runtime.Object {
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{appLabel: Name}}},
 	}
+	if c.Local != "" {
+		return []runtime.Object{secret, Deployment(c), pdb}
+	}
+	sa := serviceAccount(c.Namespace)
+	sa.AutomountServiceAccountToken = new(bool)
 	return []runtime.Object{namespaceObject(c.Namespace), sa, secret, Deployment(c), pdb}
 }
 
@@ -181,6 +209,9 @@ func Args(c Config) []string {
 		"--leader-elect", "--leader-elect-context=" + c.LeaseMember(), "--leader-elect-namespace=" + c.Namespace,
 		fmt.Sprintf("--metrics-bind-address=:%d", MetricsPort),
 		fmt.Sprintf("--health-probe-bind-address=:%d", HealthPort),
+	}
+	if c.Local != "" {
+		args = append(args, "--local="+c.Local)
 	}
 	if c.UnreachableTimeout > 0 {
 		args = append(args, "--unreachable-timeout="+c.UnreachableTimeout.String())
@@ -213,9 +244,11 @@ func Deployment(c Config) *appsv1.Deployment {
 		VolumeMounts: []corev1.VolumeMount{{Name: "kubeconfigs", MountPath: kubeconfigDir, ReadOnly: true},
 			{Name: "tmp", MountPath: "/tmp"}},
 	}
-	// Every member, the host included, is reached through its kubeconfig: no token mounted.
+	// Host mode reaches every member, the host included, through its kubeconfig: no token
+	// mounted. Per member, the pods act in their own cluster with their projected token, which
+	// that member's kubeconfig reads (InClusterKubeconfig).
 	d := deployment(Name, c.Namespace, c.Replicas, container)
-	d.Spec.Template.Spec.AutomountServiceAccountToken = new(false)
+	d.Spec.Template.Spec.AutomountServiceAccountToken = new(c.Local != "")
 	d.Spec.Template.Spec.Volumes = []corev1.Volume{
 		{Name: "kubeconfigs", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{SecretName: KubeconfigSecret}}},
 		{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}},

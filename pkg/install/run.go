@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -17,7 +18,8 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 )
 
-// Options installs (Install) or prints (Print) what runs sync --watch in the host cluster.
+// Options installs (Install) or prints (Print) what runs sync --watch in the host cluster, or
+// with --mode=per-member in every member.
 type Options struct {
 	Flags
 	Raw         clientcmdapi.Config
@@ -37,16 +39,29 @@ type Options struct {
 
 // Validate checks the flags.
 func (o *Options) Validate() error {
+	switch o.Mode {
+	case ModeHost, ModePerMember:
+	default:
+		return fmt.Errorf("--mode %q: must be %s or %s", o.Mode, ModeHost, ModePerMember)
+	}
 	switch o.MemberCredentials {
 	case CredentialsServiceAccount, CredentialsCurrent:
 	default:
 		return fmt.Errorf("--member-credentials %q: must be serviceaccount or current", o.MemberCredentials)
 	}
-	if o.Host == "" {
+	host := ""
+	switch {
+	case o.perMember() && o.MemberCredentials == CredentialsCurrent:
+		return errors.New("--member-credentials=current does not go with --mode=per-member: it would copy your credentials into every member (each member's sync reads the others as a read-only identity they give it)")
+	case o.perMember() && o.LeaseContext != "":
+		return errors.New("--leader-elect-context does not go with --mode=per-member: each member's sync holds its Lease in its own cluster")
+	case o.perMember():
+	case o.Host == "":
 		return errors.New("no host cluster: pass --context, the cluster that runs the Deployment")
-	}
-	if _, ok := o.Raw.Contexts[o.Host]; !ok {
+	case o.Raw.Contexts[o.Host] == nil:
 		return fmt.Errorf("--context %q: not found in kubeconfig", o.Host)
+	default:
+		host = o.Host
 	}
 	if err := CheckImage(o.Image); err != nil {
 		return err
@@ -61,8 +76,29 @@ func (o *Options) Validate() error {
 	if err != nil {
 		return err
 	}
-	o.servers, o.warnings, err = Servers(o.Host, o.serversOf(), given)
-	return err
+	if o.servers, o.warnings, err = Servers(host, o.serversOf(), given); err != nil {
+		return err
+	}
+	if o.perMember() {
+		o.warnings = append(o.warnings, o.reachWarning())
+	}
+	return nil
+}
+
+func (o *Options) perMember() bool { return o.Mode == ModePerMember }
+
+// reachWarning says what install cannot check from here: that every member's pods reach every
+// other member, at the addresses they will use.
+func (o *Options) reachWarning() string {
+	var at []string
+	for _, s := range o.serversOf() {
+		addr := o.servers[s.ID]
+		if addr == "" {
+			addr = s.Server
+		}
+		at = append(at, fmt.Sprintf("%s at %s", s.ID, addr))
+	}
+	return "not checked from inside the pods: the pods of every member must reach every other member's apiserver (" + strings.Join(at, ", ") + ")"
 }
 
 // serversOf is every member's server as the kubeconfig names it (the client config when it was
@@ -107,7 +143,26 @@ func (o *Options) leaseMember() (*clusterset.Connection, error) {
 	return nil, fmt.Errorf("--leader-elect-context %q is not one of --contexts", want)
 }
 
-// Config is the generation's input.
+// configs are the generation's inputs, one per Deployment: the host's, or per member each
+// member's, acting for it (Local) with its Lease at home.
+func (o *Options) configs() []Config {
+	c := o.Config()
+	if !o.perMember() {
+		return []Config{c}
+	}
+	out := make([]Config, len(o.Members))
+	for i, m := range o.Members {
+		out[i] = c
+		out[i].Local = m.ID
+		out[i].Members = make([]DeployedMember, len(c.Members))
+		for j, d := range c.Members {
+			out[i].Members[j] = DeployedMember{ID: d.ID, Lease: d.ID == m.ID}
+		}
+	}
+	return out
+}
+
+// Config is the generation's input in host mode.
 func (o *Options) Config() Config {
 	lease, _ := o.leaseMember()
 	c := Config{Namespace: DefaultNamespace, Image: o.Image, UnreachableTimeout: o.UnreachableTimeout}
@@ -137,15 +192,17 @@ func (o *Options) memory(ctx context.Context) (Resources, error) {
 
 // resources maps the kinds generated here to their resources.
 var resources = map[string]schema.GroupVersionResource{
-	"Namespace":           {Version: "v1", Resource: "namespaces"},
-	"ServiceAccount":      {Version: "v1", Resource: "serviceaccounts"},
-	"Secret":              {Version: "v1", Resource: "secrets"},
-	"ClusterRole":         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
-	"ClusterRoleBinding":  {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
-	"Role":                {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
-	"RoleBinding":         {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
-	"Deployment":          {Group: "apps", Version: "v1", Resource: "deployments"},
-	"PodDisruptionBudget": {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	"Namespace":                        {Version: "v1", Resource: "namespaces"},
+	"ServiceAccount":                   {Version: "v1", Resource: "serviceaccounts"},
+	"Secret":                           {Version: "v1", Resource: "secrets"},
+	"ClusterRole":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterroles"},
+	"ClusterRoleBinding":               {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "clusterrolebindings"},
+	"Role":                             {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "roles"},
+	"RoleBinding":                      {Group: "rbac.authorization.k8s.io", Version: "v1", Resource: "rolebindings"},
+	"Deployment":                       {Group: "apps", Version: "v1", Resource: "deployments"},
+	"PodDisruptionBudget":              {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	"ValidatingAdmissionPolicy":        {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicies"},
+	"ValidatingAdmissionPolicyBinding": {Group: "admissionregistration.k8s.io", Version: "v1", Resource: "validatingadmissionpolicybindings"},
 }
 
 func itemsOf(cluster string, dyn dynamic.Interface, objs []runtime.Object) ([]apply.Item, error) {

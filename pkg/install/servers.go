@@ -73,8 +73,13 @@ type ServerOf struct {
 // ("" keeps the kubeconfig's): given[context] as asked, with a warning when pods cannot reach
 // it; the host's own apiserver by InClusterServer; any other member's kubeconfig server, refused
 // when it is a loopback, link-local or unspecified address. A context of given that is no member
-// is refused too.
+// is refused too. host "" (per member) is the other members' pods: every member is judged, as
+// its own pods never use these addresses.
 func Servers(host string, members []ServerOf, given map[string]string) (map[string]string, []string, error) {
+	pods := fmt.Sprintf("the sync pods in %q", host)
+	if host == "" {
+		pods = "the sync pods of the other members"
+	}
 	out := map[string]string{}
 	var warnings []string
 	known := map[string]bool{}
@@ -82,8 +87,8 @@ func Servers(host string, members []ServerOf, given map[string]string) (map[stri
 		known[m.Context] = true
 		if addr, ok := given[m.Context]; ok {
 			if why := Unreachable(addr); why != "" {
-				warnings = append(warnings, fmt.Sprintf("cluster %q: --member-server=%s=%s is a %s address, which the sync pods in %q cannot reach unless it is their own; taken as asked",
-					m.ID, m.Context, addr, why, host))
+				warnings = append(warnings, fmt.Sprintf("cluster %q: --member-server=%s=%s is a %s address, which %s cannot reach unless it is their own; taken as asked",
+					m.ID, m.Context, addr, why, pods))
 			}
 			out[m.ID] = addr
 			continue
@@ -93,8 +98,8 @@ func Servers(host string, members []ServerOf, given map[string]string) (map[stri
 			continue
 		}
 		if why := Unreachable(m.Server); why != "" {
-			return nil, nil, fmt.Errorf("cluster %q: its kubeconfig server %s is a %s address, which the sync pods in %q cannot reach: pass --member-server=%s=https://ADDRESS:PORT",
-				m.ID, m.Server, why, host, m.Context)
+			return nil, nil, fmt.Errorf("cluster %q: its kubeconfig server %s is a %s address, which %s cannot reach: pass --member-server=%s=https://ADDRESS:PORT",
+				m.ID, m.Server, why, pods, m.Context)
 		}
 		out[m.ID] = ""
 	}
