@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -138,6 +139,10 @@ func read(text string, env bool) ([]Server, error) {
 		s := Server{Keys: b.Keys, First: -1, Last: -1}
 		if len(spans) == len(blocks) {
 			s.First, s.Last = spans[i][0]-1, spans[i][1]-1
+		}
+		// caddyfile takes a stray brace for a key; CoreDNS would then fail on it as a zone.
+		if slices.Contains(b.Keys, "}") || slices.Contains(b.Keys, "{") {
+			return nil, fmt.Errorf("line %d: unexpected brace", s.First+1)
 		}
 		names := make([]string, 0, len(b.Tokens))
 		for name := range b.Tokens {

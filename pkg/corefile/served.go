@@ -60,11 +60,11 @@ func (e *ServedError) Error() string {
 func served(servers []Server, domain string) error {
 	for _, s := range servers {
 		block := shown(strings.Join(s.Keys, " "))
-		for _, z := range s.Zones() {
-			if hasPlaceholder(z) {
-				return unknownZone(block, "", z)
+		for _, k := range s.Keys {
+			if hasPlaceholder(k) {
+				return unknownZone(block, "", k)
 			}
-			if z = normalize(z); overlaps(z, domain) {
+			if z := normalize(zoneOf(k)); overlaps(z, domain) {
 				return &ServedError{Domain: domain, Zone: z, Block: block}
 			}
 		}
@@ -91,7 +91,7 @@ func unknownZone(block, plugin, zone string) error {
 	if plugin != "" {
 		where += ", plugin " + plugin
 	}
-	return fmt.Errorf("%s: the zone %q holds a placeholder, filled from the CoreDNS pod's environment: whether it overlaps the domain cannot be told here", where, shown(zone))
+	return fmt.Errorf("%s: %q holds a placeholder, filled from the CoreDNS pod's environment: whether it overlaps the domain cannot be told here", where, shown(zone))
 }
 
 // pluginZones are the zones a directive names explicitly (one without any serves its block's).

@@ -11,6 +11,13 @@ func dotBlock(line string) string {
 	return strings.Replace(kubeadm, "    prometheus :9153\n", "    "+line+"\n    prometheus :9153\n", 1)
 }
 
+// quotedKubeadm is kubeadm's Corefile with its kubernetes zone quoted, as CoreDNS reads it too.
+var quotedKubeadm = strings.Replace(kubeadm, "kubernetes cluster.local in-addr.arpa ip6.arpa", `kubernetes "cluster.local" in-addr.arpa ip6.arpa`, 1)
+
+// snippetKubeadm is kubeadm's Corefile with its kubernetes stanza moved to a snippet it imports.
+var snippetKubeadm = "(k8s) {\n    kubernetes \"cluster.local\" in-addr.arpa ip6.arpa {\n       pods insecure\n    }\n}\n" +
+	strings.Replace(kubeadm, "    kubernetes cluster.local in-addr.arpa ip6.arpa {\n       pods insecure\n       fallthrough in-addr.arpa ip6.arpa\n       ttl 30\n    }\n", "    import k8s\n", 1)
+
 // Everything init --dns refuses: a domain the Corefile serves, part of it, or one holding a zone
 // it serves, outside our block (served.go's rule). Nothing is returned with the error.
 func TestApplyRefusesADomainAlreadyServed(t *testing.T) {
@@ -49,6 +56,19 @@ func TestApplyRefusesADomainAlreadyServed(t *testing.T) {
 		{"a block above", kubeadm + "local:53 {\n    forward . 10.0.0.1\n}\n", DefaultDomain, "local", "local:53", "", ""},
 		{"the cluster's own block", "cluster.local:53 {\n    kubernetes\n}\n.:53 {\n    forward . /etc/resolv.conf\n}\n", "svc.cluster.local", "cluster.local", "cluster.local:53", "", ""},
 		{"one of a block's keys", kubeadm + "clusterset.local, example.org {\n    whoami\n}\n", DefaultDomain, DefaultDomain, "clusterset.local example.org", "", ""},
+		// Read as CoreDNS reads them: quotes, snippets and imports, grpc.
+		{"quoted kubernetes cluster.local", quotedKubeadm, "cluster.local", "cluster.local", ".:53", "kubernetes",
+			`already serves "cluster.local" (server block ".:53", plugin kubernetes)`},
+		{"quoted kubernetes local", quotedKubeadm, "local", "cluster.local", ".:53", "kubernetes", ""},
+		{"quoted kubernetes svc.cluster.local", quotedKubeadm, "svc.cluster.local", "cluster.local", ".:53", "kubernetes", ""},
+		{"kubernetes in a snippet", snippetKubeadm, "svc.cluster.local", "cluster.local", ".:53", "kubernetes", ""},
+		{"quoted block key", kubeadm + "\"clusterset.local:53\" {\n    whoami\n}\n", DefaultDomain, DefaultDomain, "clusterset.local:53", "",
+			`already serves "clusterset.local" (server block "clusterset.local:53")`},
+		{"a block a snippet brings", "(blk) {\n  clusterset.local {\n    whoami\n  }\n}\n" + kubeadm + "import blk\n", DefaultDomain, DefaultDomain, "clusterset.local", "", ""},
+		{"grpc FROM the domain", kubeadm + "example.org:53 {\n    grpc clusterset.local 10.0.0.1:53\n}\n", DefaultDomain, DefaultDomain, "example.org:53", "grpc",
+			`already serves "clusterset.local" (server block "example.org:53", plugin grpc)`},
+		{"grpc FROM a subdomain", dotBlock("grpc east.clusterset.local 10.0.0.1:53"), DefaultDomain, "east.clusterset.local", ".:53", "grpc", ""},
+		{"an IPv6 CIDR key", "fd00::/8 {\n    whoami\n}\n" + kubeadm, "e.d.f.ip6.arpa", "d.f.ip6.arpa", "fd00::/8", "", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := Apply(tc.corefile, tc.domain, up)
@@ -75,6 +95,10 @@ func TestApplyAcceptsWhatNoOneServes(t *testing.T) {
 		{"forward of the root", strings.Replace(kubeadm, "forward . /etc/resolv.conf", "forward . 8.8.8.8 1.1.1.1", 1), DefaultDomain},
 		{"kubernetes of the root", ".:53 {\n    kubernetes\n}\n", DefaultDomain},
 		{"another zone's block", kubeadm + "example.org:53 {\n    whoami\n}\n", DefaultDomain},
+		{"quoted kubeadm", quotedKubeadm, DefaultDomain},
+		{"kubernetes in a snippet", snippetKubeadm, DefaultDomain},
+		{"grpc of the root", dotBlock("grpc . 10.0.0.1:53"), DefaultDomain},
+		{"a placeholder that names no zone", strings.Replace(kubeadm, "forward . /etc/resolv.conf", "forward . {$UPSTREAM}", 1), DefaultDomain},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out, err := Apply(tc.corefile, tc.domain, up)
@@ -110,5 +134,31 @@ func TestNormalize(t *testing.T) {
 		if got := nameIn(in); got != want {
 			t.Errorf("nameIn(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A zone that a placeholder names is filled from the CoreDNS pod's environment, which init cannot
+// see: refused whatever this process's environment holds, naming the placeholder as written.
+func TestApplyRefusesAZoneNamedByAPlaceholder(t *testing.T) {
+	t.Setenv("ZONE", "example.org")
+	for _, tc := range []struct{ name, corefile, want string }{
+		{"block key", kubeadm + "{$ZONE}:53 {\n    whoami\n}\n",
+			`server block "{$ZONE}:53": "{$ZONE}:53" holds a placeholder, filled from the CoreDNS pod's environment: whether it overlaps the domain cannot be told here`},
+		{"windows block key", kubeadm + "\"{%ZONE%}.local\" {\n    whoami\n}\n", `server block "{%ZONE%}.local": "{%ZONE%}.local" holds a placeholder`},
+		{"kubernetes zone", strings.Replace(kubeadm, "kubernetes cluster.local", "kubernetes {$ZONE}", 1),
+			`server block ".:53", plugin kubernetes: "{$ZONE}" holds a placeholder`},
+		{"forward FROM", strings.Replace(kubeadm, "forward . /etc/resolv.conf", "forward {$ZONE} 10.0.0.1", 1), `server block ".:53", plugin forward: "{$ZONE}" holds`},
+		{"rewrite", dotBlock("rewrite name suffix .{$ZONE} .cluster.local"), `server block ".:53", plugin rewrite: ".{$ZONE}" holds`},
+		{"plugin", dotBlock("{$PLUGIN} clusterset.local"), `server block ".:53": the plugin "{$PLUGIN}" is a placeholder`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, err := Apply(tc.corefile, DefaultDomain, up)
+			if err == nil || !strings.HasPrefix(err.Error(), tc.want) || out != "" {
+				t.Fatalf("err = %v, want %q and no Corefile:\n%s", err, tc.want, out)
+			}
+			if se := (*ServedError)(nil); errors.As(err, &se) {
+				t.Errorf("a placeholder is no ServedError (init would say to pick another domain): %v", err)
+			}
+		})
 	}
 }

@@ -30,7 +30,12 @@ var kubeadm = func() string {
 }()
 
 func member(id string, objs ...runtime.Object) *clusterset.Connection {
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "coredns"}, Data: map[string]string{"Corefile": kubeadm}}
+	return memberWith(id, kubeadm, objs...)
+}
+
+// memberWith is a member whose kube-system/coredns holds corefile.
+func memberWith(id, corefile string, objs ...runtime.Object) *clusterset.Connection {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "coredns"}, Data: map[string]string{"Corefile": corefile}}
 	return &clusterset.Connection{Ref: clusterset.Ref{Context: id + "-ctx", ID: id}, Client: fake.NewClientset(append(objs, cm)...)}
 }
 
@@ -196,19 +201,25 @@ func TestPlanDNSWaitsForAReadyEndpoint(t *testing.T) {
 // ConfigMap, the server block and the plugin, before anything is written, and before waiting for
 // a DNS server (member1 has none).
 func TestRunRefusesADomainTheCorefileServes(t *testing.T) {
-	m1, m2 := member("member1"), member("member2", dnsServer("10.96.0.53")...)
-	o := options("", m1, m2)
-	o.DNS.Domain, o.DNS.Wait = "cluster.local", time.Minute
-	start := time.Now()
-	err := o.Run(context.Background())
-	if d := time.Since(start); d > 10*time.Second {
-		t.Errorf("refused after %s: the Corefiles are checked before waiting", d)
+	// CoreDNS reads "cluster.local" as cluster.local: quoted, the zone is served all the same.
+	quoted := strings.Replace(kubeadm, "kubernetes cluster.local in-addr.arpa", `kubernetes "cluster.local" in-addr.arpa`, 1)
+	for name, text := range map[string]string{"kubeadm": kubeadm, "quoted": quoted} {
+		t.Run(name, func(t *testing.T) {
+			m1, m2 := memberWith("member1", text), memberWith("member2", text, dnsServer("10.96.0.53")...)
+			o := options("", m1, m2)
+			o.DNS.Domain, o.DNS.Wait = "cluster.local", time.Minute
+			start := time.Now()
+			err := o.Run(context.Background())
+			if d := time.Since(start); d > 10*time.Second {
+				t.Errorf("refused after %s: the Corefiles are checked before waiting", d)
+			}
+			want := `cluster "member1": kube-system/coredns already serves "cluster.local" (server block ".:53", plugin kubernetes): pick another --dns-domain`
+			if err == nil || err.Error() != want {
+				t.Fatalf("err = %v\nwant %s", err, want)
+			}
+			readOnly(t, m1, m2)
+		})
 	}
-	want := `cluster "member1": kube-system/coredns already serves "cluster.local" (server block ".:53", plugin kubernetes): pick another --dns-domain`
-	if err == nil || err.Error() != want {
-		t.Fatalf("err = %v\nwant %s", err, want)
-	}
-	readOnly(t, m1, m2)
 }
 
 func TestDNSWaitFlag(t *testing.T) {

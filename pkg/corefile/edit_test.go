@@ -15,23 +15,6 @@ var kubeadm = func() string {
 	return string(b)
 }()
 
-func TestParseKubeadm(t *testing.T) {
-	servers, err := Parse(kubeadm)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(servers) != 1 || servers[0].Port() != "53" || servers[0].Zones()[0] != "." {
-		t.Fatalf("servers = %+v", servers)
-	}
-	k := servers[0].Find("kubernetes")
-	if k == nil || strings.Join(k.Args, " ") != "cluster.local in-addr.arpa ip6.arpa" || len(k.Options) != 3 || k.Line != 6 || k.End != 10 {
-		t.Fatalf("kubernetes = %+v", k)
-	}
-	if h := servers[0].Find("health"); h == nil || h.Line != 2 || h.End != 4 {
-		t.Fatalf("health = %+v", h)
-	}
-}
-
 // up is the DNS server address of the tests: the kubectl-mcs-dns Service's ClusterIP.
 var up = Upstream{Addr: "10.96.0.53", Service: "kubectl-mcs-system/kubectl-mcs-dns"}
 
@@ -161,14 +144,6 @@ func TestApplyRefuses(t *testing.T) {
 	}
 }
 
-func TestParseSkipsSnippetsAndImports(t *testing.T) {
-	in := "(common) {\n  errors\n}\nimport /etc/coredns/custom/*.server\n.:53 {\n  import common\n  kubernetes cluster.local\n}\n"
-	servers, err := Parse(in)
-	if err != nil || len(servers) != 1 || servers[0].Find("kubernetes") == nil {
-		t.Fatalf("err %v servers %+v", err, servers)
-	}
-}
-
 func TestName(t *testing.T) {
 	if got := Name("serve", "demo", "clusterset.local."); got != "serve.demo.svc.clusterset.local" {
 		t.Fatal(got)
@@ -181,6 +156,10 @@ func FuzzApplyRemove(f *testing.F) {
 	f.Add("(s) {\n}\n" + kubeadm + "example.org {\n whoami\n}\n")
 	f.Add(dotBlock("multicluster clusterset.local"))
 	f.Add(dotBlock(`rewrite name regex (.*)\.clusterset\.local {1}.svc.cluster.local`))
+	f.Add(quotedKubeadm)
+	f.Add(snippetKubeadm)
+	f.Add("import /etc/coredns/custom/*.server\n" + dotBlock("grpc example.org 10.0.0.1"))
+	f.Add(dotBlock("forward {$ZONE} 10.0.0.1") + "\"{%ZONE%}:53\" {\n whoami\n}\n")
 	f.Fuzz(func(t *testing.T, corefile string) {
 		out, err := Apply(corefile, DefaultDomain, up)
 		if err != nil {
