@@ -36,7 +36,22 @@ var (
 		or link-local address, such as a local cluster's 127.0.0.1) is refused before anything is
 		written, naming the member and the flag to pass.
 
-		kubectl mcs sync --print-manifests prints the host's objects as installed, writing nothing.`)
+		In every member it also applies a ValidatingAdmissionPolicy and its binding that confine
+		the writer ServiceAccount, whoever holds its token, to the Services and EndpointSlices
+		kubectl-mcs manages and its own Lease; a member that does not serve
+		admissionregistration.k8s.io/v1 ValidatingAdmissionPolicies (before Kubernetes 1.30) gets
+		a warning and RBAC alone.
+
+		With --mode=per-member every member runs its own sync (sync --local=ID), acting there as
+		the writer ServiceAccount through its pods' own token, with its Lease at home, and reading
+		every other member through a read-only identity that member gives it
+		(kubectl-mcs-reader-ID: get, list and watch of what sync reads, nothing else). No cluster
+		then holds a token that writes in another. The pods of every member must reach every
+		other member's apiserver, which install cannot check; --member-server gives the address
+		they use for a member. --context and --member-credentials=current do not apply.
+
+		kubectl mcs sync --print-manifests prints the host's objects as installed (per member:
+		every member's), writing nothing.`)
 	example = templates.Examples(`
 		# Run sync in member1 for a clusterset of three
 		kubectl mcs install --contexts=member1,member2,member3 --context=member1
@@ -44,6 +59,12 @@ var (
 		# Clusters whose kubeconfigs say 127.0.0.1: the addresses the pods in member1 use
 		kubectl mcs install --contexts=member1,member2 --context=member1 \
 		    --member-server=member2=https://172.18.0.3:6443
+
+		# Every member runs its own sync, reading the others with read-only identities
+		kubectl mcs install --mode=per-member --contexts=member1,member2,member3 \
+		    --member-server=member1=https://172.18.0.2:6443 \
+		    --member-server=member2=https://172.18.0.3:6443 \
+		    --member-server=member3=https://172.18.0.4:6443
 
 		# What it would write, without writing, and the apiservers' check of it
 		kubectl mcs install --contexts=member1,member2 --context=member1 \
@@ -71,8 +92,8 @@ func NewCmdInstall(flags *genericclioptions.ConfigFlags, streams genericiooption
 
 func newCmd(o *Options) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:     "install --contexts=CTX[=ID],... --context=HOST",
-		Short:   "Install sync --watch to run in a cluster (two replicas, least-privilege credentials in every member)",
+		Use:     "install --contexts=CTX[=ID],... (--context=HOST | --mode=per-member)",
+		Short:   "Install sync --watch to run in a cluster, or in every member (two replicas, least-privilege credentials)",
 		Long:    long,
 		Example: example,
 		Args:    cobra.NoArgs,

@@ -89,3 +89,33 @@ func TestLoopbackRefusedBeforeAnyWrite(t *testing.T) {
 		t.Errorf("written while validating: %v", w)
 	}
 }
+
+// Per member, the user's own credentials would be copied into every member: refused, as is a
+// mode install does not know, before any write.
+func TestPerMemberRefusals(t *testing.T) {
+	kc, writes := members(t)
+	servers := []string{"--member-server=member1=https://10.0.0.1:6443", "--member-server=member2=https://10.0.0.2:6443"}
+	if err := validate(t, kc, append(servers, "--mode=per-member", "--member-credentials=current")...); err == nil ||
+		!strings.Contains(err.Error(), "--member-credentials=current does not go with --mode=per-member") {
+		t.Errorf("--member-credentials=current per member: %v", err)
+	}
+	if err := validate(t, kc, append(servers, "--mode=everywhere")...); err == nil || err.Error() != `--mode "everywhere": must be host or per-member` {
+		t.Errorf("--mode=everywhere: %v", err)
+	}
+	if err := validate(t, kc, append(servers, "--mode=per-member", "--leader-elect-context=member2")...); err == nil ||
+		!strings.Contains(err.Error(), "--leader-elect-context does not go with --mode=per-member") {
+		t.Errorf("--leader-elect-context per member: %v", err)
+	}
+	// Every member is reached by the others' pods: member1's loopback address is refused too.
+	if err := validate(t, kc, "--mode=per-member", "--member-server=member2=https://10.0.0.2:6443"); err == nil ||
+		!strings.Contains(err.Error(), `cluster "member1": its kubeconfig server http://127.0.0.1:`) ||
+		!strings.Contains(err.Error(), "which the sync pods of the other members cannot reach: pass --member-server=member1=") {
+		t.Errorf("per member, member1 at loopback: %v", err)
+	}
+	if err := validate(t, kc, append(servers, "--mode=per-member")...); err != nil {
+		t.Errorf("per member with every address: %v", err)
+	}
+	if w := writes(); len(w) != 0 {
+		t.Errorf("written while validating: %v", w)
+	}
+}
