@@ -32,6 +32,9 @@ func ForHost(text, kubeconfig, context string, port int) (string, error) {
 		for _, z := range s.Zones() {
 			keys = append(keys, fmt.Sprintf("%s:%d", z, port))
 		}
+		if s.First < 0 {
+			return "", fmt.Errorf("server block %q: an import brought it, it has no lines of its own", strings.Join(s.Keys, " "))
+		}
 		if !strings.HasSuffix(strings.TrimSpace(lines[s.First]), "{") {
 			return "", fmt.Errorf("line %d: server keys and '{' must share a line", s.First+1)
 		}
