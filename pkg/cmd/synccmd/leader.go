@@ -1,6 +1,7 @@
 package synccmd
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"strings"
@@ -9,25 +10,53 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/process"
 )
 
-// leaseMember is the member that holds the Lease: --leader-elect-context, else the first of
-// --contexts. It is fixed, reachable or not, so that replicas started while it is down never
+// validateLocal checks --local: one of --contexts, and the Lease's member when both are given
+// (a sync for one member writes nowhere else).
+func (o *Options) validateLocal() error {
+	if o.Local == "" {
+		return nil
+	}
+	if o.PrintManifests {
+		return errors.New("--local goes with a sync, not with --print-manifests (kubectl mcs install --mode=per-member runs one in every member)")
+	}
+	if m := o.member(o.Local); m == nil {
+		return fmt.Errorf("--local %q is not one of --contexts (%s)", o.Local, strings.Join(o.contexts(), ","))
+	}
+	if o.LeaderContext != "" && o.LeaderContext != o.Local {
+		return fmt.Errorf("--leader-elect-context %q: a sync with --local=%s writes only there, its Lease too", o.LeaderContext, o.Local)
+	}
+	return nil
+}
+
+// member is the member of context ctx, nil when it is not one of --contexts.
+func (o *Options) member(ctx string) *clusterset.Connection {
+	for _, m := range o.members {
+		if m.Context == ctx {
+			return m
+		}
+	}
+	return nil
+}
+
+func (o *Options) contexts() []string {
+	out := make([]string, len(o.members))
+	for i, m := range o.members {
+		out[i] = m.Context
+	}
+	return out
+}
+
+// leaseMember is the member that holds the Lease: --leader-elect-context, else --local, else the
+// first of --contexts. It is fixed, reachable or not, so that replicas started while it is down never
 // elect one leader each in different clusters.
 func (o *Options) leaseMember() (*clusterset.Connection, error) {
 	if len(o.members) == 0 {
 		return nil, errors.New("--leader-elect: the clusterset is empty")
 	}
 	holder := o.members[0]
-	if o.LeaderContext != "" {
-		holder = nil
-		ctxs := make([]string, 0, len(o.members))
-		for _, m := range o.members {
-			ctxs = append(ctxs, m.Context)
-			if m.Context == o.LeaderContext {
-				holder = m
-			}
-		}
-		if holder == nil {
-			return nil, fmt.Errorf("--leader-elect-context %q is not one of --contexts (%s)", o.LeaderContext, strings.Join(ctxs, ","))
+	if want := cmp.Or(o.LeaderContext, o.Local); want != "" {
+		if holder = o.member(want); holder == nil {
+			return nil, fmt.Errorf("--leader-elect-context %q is not one of --contexts (%s)", want, strings.Join(o.contexts(), ","))
 		}
 	}
 	if holder.Client == nil {

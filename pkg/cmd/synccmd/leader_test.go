@@ -39,3 +39,32 @@ func TestLeaseMember(t *testing.T) {
 		}
 	}
 }
+
+func TestLocal(t *testing.T) {
+	ms := []*clusterset.Connection{
+		{Ref: clusterset.Ref{Context: "ctx1", ID: "member1"}, Client: fake.NewClientset()},
+		{Ref: clusterset.Ref{Context: "ctx2", ID: "member2"}, Client: fake.NewClientset()},
+	}
+	cases := []struct {
+		local, lease, wantLease, wantErr string
+	}{
+		{local: "ctx2", wantLease: "member2"}, // the Lease goes where the sync writes
+		{local: "ctx2", lease: "ctx2", wantLease: "member2"},
+		{local: "ctx2", lease: "ctx1", wantErr: `--leader-elect-context "ctx1": a sync with --local=ctx2 writes only there, its Lease too`},
+		{local: "member2", wantErr: `--local "member2" is not one of --contexts (ctx1,ctx2)`},
+	}
+	for _, c := range cases {
+		o := &Options{Local: c.local, LeaderContext: c.lease, members: ms}
+		err := o.validateLocal()
+		if c.wantErr != "" {
+			if err == nil || err.Error() != c.wantErr {
+				t.Errorf("--local=%s --leader-elect-context=%s: error %v, want %q", c.local, c.lease, err, c.wantErr)
+			}
+			continue
+		}
+		m, lerr := o.leaseMember()
+		if err != nil || lerr != nil || m.ID != c.wantLease {
+			t.Errorf("--local=%s --leader-elect-context=%s: %v, %v, %v; want the Lease in %s", c.local, c.lease, err, lerr, m, c.wantLease)
+		}
+	}
+}

@@ -66,6 +66,11 @@ var (
 		# Keep syncing, one JSON line per write
 		kubectl mcs sync --watch --contexts=member1,member2,member3 -o json
 
+		# Act for member2 alone: read every member, write only in member2 (one such sync
+		# in every member, each with its Lease in its own cluster)
+		kubectl mcs sync --watch --contexts=member1,member2,member3 --local=member2 \
+		    --leader-elect
+
 		# Keep syncing, with metrics and leader election
 		kubectl mcs sync --watch --contexts=member1,member2,member3 \
 		    --metrics-bind-address=:8080 --health-probe-bind-address=:8081 --leader-elect
@@ -95,6 +100,7 @@ type Options struct {
 	LeaderContext      string
 	LeaderNamespace    string
 	AllNamespaces      bool
+	Local              string
 	PrintManifests     bool
 	Install            install.Flags
 	// Apply is the deprecated --print-manifests --apply: kubectl mcs install.
@@ -140,8 +146,9 @@ func NewCmdSync(flags *genericclioptions.ConfigFlags, streams genericiooptions.I
 	f.Float32Var(&o.KubeAPIQPS, "kube-api-qps", clusterset.DefaultQPS, "Requests per second to each member's API server (client-side limit)")
 	f.IntVar(&o.KubeAPIBurst, "kube-api-burst", clusterset.DefaultBurst, "Requests each member's client may make in a burst above --kube-api-qps")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "0", "Serve /healthz and /readyz here with --watch (0 disables)")
+	f.StringVar(&o.Local, "local", "", "Act for this member (a context of --contexts) alone: read every member, write only in this one, its Lease there too. One such sync in every member keeps the clusterset as one sync of it all does")
 	f.BoolVar(&o.LeaderElect, "leader-elect", false, "With --watch, run only while holding a Lease (several replicas, one active)")
-	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease, one of --contexts (default: the first of --contexts). It is used whether or not it is reachable: while it is down nobody leads and the replicas keep retrying")
+	f.StringVar(&o.LeaderContext, "leader-elect-context", "", "Member context holding the Lease, one of --contexts (default: --local, else the first of --contexts). It is used whether or not it is reachable: while it is down nobody leads and the replicas keep retrying")
 	f.StringVar(&o.LeaderNamespace, "leader-elect-namespace", "kube-system", "Namespace of the Lease")
 	f.BoolVar(&o.PrintManifests, "print-manifests", false, "Print what runs sync --watch as a Deployment in the --context cluster (two replicas under leader election, a kubeconfig Secret with one kubeconfig per member); it writes nothing: kubectl mcs install creates what the member credentials need and applies it")
 	o.Install.AddFlags(f, "With --print-manifests: ")
@@ -181,6 +188,9 @@ func (o *Options) Validate() error {
 	if o.Watch && o.Write.Print.Format == "yaml" {
 		return errors.New("--watch prints one JSON line per write with -o json; -o yaml goes with a one-shot sync")
 	}
+	if err := o.validateLocal(); err != nil {
+		return err
+	}
 	if o.LeaderElect && !o.Watch {
 		return errors.New("--leader-elect goes with --watch")
 	}
@@ -217,7 +227,7 @@ func (o *Options) Validate() error {
 func (o *Options) reconcilerOptions(metrics *reconciler.Metrics) reconciler.Options {
 	return reconciler.Options{
 		Namespace: o.namespace, FieldManager: o.Write.FieldManager, DryRun: o.Write.DryRun != cmdutil.DryRunNone,
-		UnreachableTimeout: o.UnreachableTimeout, Metrics: metrics, LoadSchemas: loadSchemas,
+		UnreachableTimeout: o.UnreachableTimeout, Metrics: metrics, LoadSchemas: loadSchemas, Local: o.Local,
 	}
 }
 

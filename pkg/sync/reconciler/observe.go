@@ -32,6 +32,9 @@ func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []s
 		st := m.State()
 		id := m.ID() // read after State: a member takes its ID before it joins
 		obs.Members = append(obs.Members, id)
+		if r.opts.Local != "" && r.writesIn(m) {
+			obs.For = id // set even while it is not read: then nothing is decided for anyone
+		}
 		if !st.Joined {
 			continue
 		}

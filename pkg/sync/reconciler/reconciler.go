@@ -36,6 +36,12 @@ type Options struct {
 	// LoadSchemas reads a member's served ServiceImport and ServiceExport schemas when it joins
 	// (nil: every field is written).
 	LoadSchemas SchemaLoader
+	// Local, when set, is the context of the one member this sync acts for (sync --local): every
+	// member is read, and only Local is written (its imports, derived Services and copies, the
+	// status and Events of its own exports). What each decides for its own member is what one
+	// sync of the whole clusterset decides for it (engine.Observed.For), so the members' syncs need
+	// no coordination.
+	Local string
 	// OnChanges, in watch mode, is told the writes of each sync of a service that made any, once
 	// it ends, in the order of a plan (sync --watch prints them). Called from the workers: one
 	// service at a time, several services at once.
@@ -363,6 +369,11 @@ func firstKindPerCluster(actions []engine.Action) [][]engine.Action {
 		}
 	}
 	return out
+}
+
+// writesIn says whether this sync may write in c: every member, or under Local that one alone.
+func (r *Reconciler) writesIn(c *target) bool {
+	return r.opts.Local == "" || c.Context == r.opts.Local
 }
 
 func (r *Reconciler) cluster(id string) *target {

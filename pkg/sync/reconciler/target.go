@@ -77,7 +77,7 @@ func (r *Reconciler) newClusters(members []*clusterset.Connection) {
 	})
 	for _, m := range ms {
 		c := &target{Cache: m}
-		if m.Client != nil && !r.opts.DryRun {
+		if m.Client != nil && !r.opts.DryRun && r.writesIn(c) {
 			c.events = newEvents(m.ID, m.Client)
 		}
 		byMember[m] = c

@@ -72,6 +72,10 @@ var writeKinds = func() map[string]writeKind {
 func (r *Reconciler) execute(ctx context.Context, obs engine.Observed, a engine.Action) error {
 	m := r.cluster(a.Cluster)
 	ref := fmt.Sprintf("cluster %q: %s %s/%s", a.Cluster, a.Kind, a.Namespace, a.Name)
+	if !r.writesIn(m) {
+		// The engine plans nothing outside Observed.For; a write there would be a bug, refused.
+		return fmt.Errorf("%s: sync --local=%s writes in no other member", ref, r.opts.Local)
+	}
 	if r.opts.DryRun {
 		return nil
 	}
