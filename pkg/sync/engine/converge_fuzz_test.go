@@ -224,17 +224,23 @@ func refusalAllowed(a Action, err error) bool {
 		svc.Spec.IPFamilyPolicy != nil && *svc.Spec.IPFamilyPolicy == corev1.IPFamilyPolicySingleStack
 }
 
+// convergeSeeds are the fuzzers' seeds: bytes as genClusterset reads them (the foreign changes:
+// count, then round, cluster, op, name each; the number of members; then per member ns2 and
+// dual-stack, and per service its flags and choices).
+var convergeSeeds = [][]byte{
+	{},
+	{0, 0, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 0, 1, 2, 0, 0},                                                 // an export naming kubectl's record
+	{0, 1, 1, 0, 7, 0, 0, 1, 1, 0, 3, 1, 0, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0},                               // IPv6-first dual-stack, an IPv4 importer
+	{3, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 2, 0, 1, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 0}, // a foreign selector, port, policies
+	{3, 0, 0, 3, 0, 1, 1, 4, 0, 2, 0, 5, 0, 1, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0},
+	[]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox jumps over"),
+	{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
+}
+
 func FuzzConverge(f *testing.F) {
-	f.Add([]byte{})
-	// Bytes as genClusterset reads them: the foreign changes (count, then round, cluster, op,
-	// name each), the number of members, then per member ns2 and dual-stack, and per service its
-	// flags and choices.
-	f.Add([]byte{0, 0, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 0, 1, 2, 0, 0})                                                 // an export naming kubectl's record
-	f.Add([]byte{0, 1, 1, 0, 7, 0, 0, 1, 1, 0, 3, 1, 0, 0, 0, 1, 0, 1, 0, 1, 1, 0, 0})                               // IPv6-first dual-stack, an IPv4 importer
-	f.Add([]byte{3, 0, 1, 0, 0, 0, 1, 1, 0, 1, 1, 2, 0, 1, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1, 0, 0}) // a foreign selector, port, policies
-	f.Add([]byte{3, 0, 0, 3, 0, 1, 1, 4, 0, 2, 0, 5, 0, 1, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0})
-	f.Add([]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox jumps over"))
-	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255})
+	for _, seed := range convergeSeeds {
+		f.Add(seed)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		servers, foreign := genClusterset(b)
 		byID := map[string]*fakeServer{}
@@ -254,23 +260,9 @@ func FuzzConverge(f *testing.F) {
 					history = append(history, fmt.Sprintf("round %d: foreign change %d to %s in %q", round, c.op, c.name, servers[c.cluster].id))
 				}
 			}
-			obs := Observed{Now: now, FieldManager: names.FieldManager, Failing: failing}
-			for _, s := range servers {
-				obs.Clusters = append(obs.Clusters, s.observe())
-			}
-			acts := Plan(obs, Compute(obs))
-			failing = nil
+			obs := observeAll(servers, failing)
 			var wrote []string
-			for _, a := range acts {
-				if err := byID[a.Cluster].write(a); err != nil {
-					if !refusalAllowed(a, err) {
-						t.Fatalf("round %d: %s %s %s/%s in %q refused: %v\n%s", round, a.Verb, a.Kind, a.Namespace, a.Name, a.Cluster, err, strings.Join(history, "\n"))
-					}
-					failing = append(failing, WriteFailure{Service: serviceOf(a), Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Message: err.Error()})
-					continue
-				}
-				wrote = append(wrote, fmt.Sprintf("%s %s %s %s/%s", a.Cluster, a.Verb, a.Kind, a.Namespace, a.Name))
-			}
+			wrote, failing = writePlan(t, byID, Plan(obs, Compute(obs)), round, history)
 			history = append(history, fmt.Sprintf("round %d wrote %q", round, wrote))
 			if round > last+convergeRounds && len(wrote) > 0 {
 				t.Fatalf("still writing %d rounds after the last foreign change:\n%s", round-last, strings.Join(history, "\n"))
@@ -278,6 +270,32 @@ func FuzzConverge(f *testing.F) {
 		}
 		checkConverged(t, servers)
 	})
+}
+
+// observeAll is every member as sync's caches hold it, with the writes that keep failing.
+func observeAll(servers []*fakeServer, failing []WriteFailure) Observed {
+	obs := Observed{Now: now, FieldManager: names.FieldManager, Failing: failing}
+	for _, s := range servers {
+		obs.Clusters = append(obs.Clusters, s.observe())
+	}
+	return obs
+}
+
+// writePlan makes a plan's writes: what was written, and the refusals a converged clusterset
+// keeps (any other fails the test, with history).
+func writePlan(t *testing.T, byID map[string]*fakeServer, acts []Action, round int, history []string) (wrote []string, failing []WriteFailure) {
+	t.Helper()
+	for _, a := range acts {
+		if err := byID[a.Cluster].write(a); err != nil {
+			if !refusalAllowed(a, err) {
+				t.Fatalf("round %d: %s %s %s/%s in %q refused: %v\n%s", round, a.Verb, a.Kind, a.Namespace, a.Name, a.Cluster, err, strings.Join(history, "\n"))
+			}
+			failing = append(failing, WriteFailure{Service: serviceOf(a), Cluster: a.Cluster, Kind: a.Kind, Namespace: a.Namespace, Name: a.Name, Message: err.Error()})
+			continue
+		}
+		wrote = append(wrote, fmt.Sprintf("%s %s %s %s/%s", a.Cluster, a.Verb, a.Kind, a.Namespace, a.Name))
+	}
+	return wrote, failing
 }
 
 // checkConverged: an export naming an annotation sync cannot keep says so in Valid, and no import
