@@ -1,0 +1,129 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// TestSyncLocalInEveryMember runs one `sync --watch --local=X` per member, as install
+// --mode=per-member does: exports of cart from member1 (oldest) and member3 with a port conflict
+// converge in every member, each sync writes only in its own member, and a clusterset-wide one-shot
+// sync then finds nothing to change. Moving from one sync of the clusterset to the members' own
+// replaces no object: the imports, derived Services and copies keep their UIDs. With member2's sync stopped, an endpoint change in member3
+// still reaches member1, member2's copies stand as they were (none dropped), and member2 catches up
+// once its sync is back.
+func TestSyncLocalInEveryMember(t *testing.T) {
+	ns := namespace(t, "e2e-local", members...)
+	deployment(t, "member1", ns, "cart", 1)
+	service(t, "member1", ns, "cart")
+	userExport(t, "member1", ns, "cart")
+	time.Sleep(1100 * time.Millisecond) // member1's export stays the oldest (1 s timestamps)
+	deployment(t, "member3", ns, "cart", 1)
+	service(t, "member3", ns, "cart", func(s *corev1.Service) { s.Spec.Ports[0].Name = "web" })
+	userExport(t, "member3", ns, "cart")
+	src1, src3 := sourceIPs(t, "member1", ns, "cart"), sourceIPs(t, "member3", ns, "cart")
+	// Member2 starts under one sync of the whole clusterset: the mode the members' syncs take over.
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	before := objectUIDs(t, "member2", ns, "cart")
+
+	syncs := map[string]*watcher{}
+	for _, c := range members {
+		syncs[c] = startWatch(t, ns, "--local", c, "-o", "json")
+	}
+	converged := func(c string) bool {
+		cond := conditions(t, c, ns, "cart")
+		return slices.Equal(importedIPs(t, c, ns, "cart", "member1"), src1) &&
+			slices.Equal(importedIPs(t, c, ns, "cart", "member3"), src3) &&
+			derivedService(t, c, ns, "cart") != nil &&
+			(c == "member2" || cond["Ready"] == "True/Exported" && cond["Conflict"] == "True/PortConflict")
+	}
+	for _, c := range members {
+		waitFor(t, c+" converged under its own sync", func() bool { return converged(c) })
+	}
+	for _, c := range members {
+		if got := derivedPorts(t, c, ns); !slices.Equal(got, []string{":80/TCP"}) {
+			t.Errorf("%s: derived-cart ports %v, want member1's (the oldest) alone", c, got)
+		}
+	}
+	if r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers); !strings.HasPrefix(r.stdout, "No changes.") {
+		t.Errorf("a clusterset-wide sync after the members' syncs wrote:\n%s", r.stdout)
+	}
+	if after := objectUIDs(t, "member2", ns, "cart"); !slices.Equal(after, before) {
+		t.Errorf("member2's import, derived Service and copies replaced in the move to its own sync: UIDs %v, were %v", after, before)
+	}
+	for c, w := range syncs {
+		for _, cl := range clustersWritten(t, w) {
+			if cl != c {
+				t.Errorf("sync --local=%s wrote in %s:\n%s", c, cl, w.out.String())
+			}
+		}
+	}
+
+	syncs["member2"].kill()
+	if out, err := runKubectl("member3", "-n", ns, "scale", "deployment", "cart", "--replicas=2"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	waitFor(t, "member3's second endpoint", func() bool { return len(sourceIPs(t, "member3", ns, "cart")) == 2 })
+	now3 := sourceIPs(t, "member3", ns, "cart")
+	waitFor(t, "member3's endpoint change in member1, member2's sync stopped", func() bool {
+		return slices.Equal(importedIPs(t, "member1", ns, "cart", "member3"), now3)
+	})
+	if got := importedIPs(t, "member2", ns, "cart", "member3"); !slices.Equal(got, src3) {
+		t.Errorf("member2 with its sync stopped: member3's copies %v, want them as they were (%v)", got, src3)
+	}
+	if got := importedIPs(t, "member2", ns, "cart", "member1"); !slices.Equal(got, src1) {
+		t.Errorf("member2 with its sync stopped: member1's copies %v, want them as they were (%v)", got, src1)
+	}
+
+	startWatch(t, ns, "--local", "member2")
+	waitFor(t, "member2 caught up once its sync is back", func() bool {
+		return slices.Equal(importedIPs(t, "member2", ns, "cart", "member3"), now3)
+	})
+	if r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers); !strings.HasPrefix(r.stdout, "No changes.") {
+		t.Errorf("a clusterset-wide sync after member2's sync came back wrote:\n%s", r.stdout)
+	}
+}
+
+// objectUIDs are the UIDs of the import of name, its derived Service and the copies in c.
+func objectUIDs(t *testing.T, c, ns, name string) []string {
+	t.Helper()
+	uids := managedSliceUIDs(t, c, ns)
+	if si := get(t, c, siGVR("v1beta1"), ns, name); si != nil {
+		uids = append(uids, "import:"+string(si.GetUID()))
+	}
+	if s := derivedService(t, c, ns, name); s != nil {
+		uids = append(uids, "derived:"+string(s.UID))
+	}
+	if len(uids) < 4 {
+		t.Fatalf("%s: the import, derived Service and two copies of %s/%s not all there: %v", c, ns, name, uids)
+	}
+	return uids
+}
+
+// clustersWritten are the clusters of the writes a `sync --watch -o json` printed.
+func clustersWritten(t *testing.T, w *watcher) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(w.out.String()))
+	for sc.Scan() {
+		var line struct {
+			Cluster string `json:"cluster"`
+			Kind    string `json:"kind"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) == nil && line.Kind != "" {
+			out = append(out, line.Cluster)
+		}
+	}
+	if len(out) == 0 {
+		t.Errorf("no write printed:\n%s", w.out.String())
+	}
+	return out
+}
