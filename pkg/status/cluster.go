@@ -74,6 +74,7 @@ func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) Clust
 		r, t := count(ix.copies[k][src])
 		cs.ImportedEndpoints = append(cs.ImportedEndpoints, SourceEndpoints{Cluster: src, Ready: r, Total: t})
 	}
+	cs.Copies = b.freshness(ix)
 	return cs
 }
 

@@ -85,18 +85,20 @@ func Build(clusters []snapshot.Cluster) *MultiClusterServiceStatusList {
 	// Items only read the shared indexes: at 10,000 services the join is a second of CPU, and
 	// the read leaves the other CPUs idle by then.
 	out.Items = make([]MultiClusterServiceStatus, len(sorted))
-	parallel.For(len(sorted), func(i int) { out.Items[i] = buildItem(sorted[i], idx, summaries[sorted[i]]) })
+	want := computeWanted(clusters)
+	parallel.For(len(sorted), func(i int) { out.Items[i] = buildItem(sorted[i], idx, summaries[sorted[i]], want) })
 	return out
 }
 
 // item builds one service's status in named steps, in this order: who exports, type and ports,
-// conflicts, endpoints per exporter, the per-cluster breakdown, then the problems, age and
-// health that follow from them.
+// conflicts, endpoints per exporter, the per-cluster breakdown (with the copies' freshness), the
+// stale copies, then the problems, age and health that follow from them.
 type item struct {
 	k        key
 	idx      []*index
 	byID     map[string]*index
 	sum      engine.Summary
+	want     wanted
 	out      MultiClusterServiceStatus
 	problems []string
 	valid    map[string]bool
@@ -107,8 +109,8 @@ type item struct {
 	totalReady                 int
 }
 
-func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatus {
-	b := &item{k: k, idx: idx, sum: sum, byID: map[string]*index{}, valid: map[string]bool{},
+func buildItem(k key, idx []*index, sum engine.Summary, want wanted) MultiClusterServiceStatus {
+	b := &item{k: k, idx: idx, sum: sum, want: want, byID: map[string]*index{}, valid: map[string]bool{},
 		out: MultiClusterServiceStatus{Namespace: k.Namespace, Name: k.Name, Ports: []Port{},
 			DNSName:           corefile.Name(k.Name, k.Namespace, corefile.DefaultDomain),
 			ExportingClusters: []string{}, ImportingClusters: []string{}, Endpoints: []SourceEndpoints{},
@@ -127,6 +129,7 @@ func buildItem(k key, idx []*index, sum engine.Summary) MultiClusterServiceStatu
 	for _, ix := range idx {
 		b.out.Clusters = append(b.out.Clusters, b.cluster(ix, invalid))
 	}
+	b.staleCopies()
 	b.summarize()
 	b.age()
 	b.out.Problems = b.problems

@@ -211,10 +211,11 @@ func TestConflictOldestWins(t *testing.T) {
 }
 
 func TestHeadless(t *testing.T) {
+	src := slice("demo", "db", "db-1", true)
 	cs := []snapshot.Cluster{
-		cluster("member1", export("demo", "db", 1), service("demo", "db", true), slice("demo", "db", "db-1", true),
-			serviceImport("demo", "db", mcsv1beta1.Headless, "", "member1"), derived("demo", "db", "")),
-		cluster("member2", serviceImport("demo", "db", mcsv1beta1.Headless, "", "member1"), derived("demo", "db", "")),
+		cluster("member1", export("demo", "db", 1), service("demo", "db", true), src,
+			serviceImport("demo", "db", mcsv1beta1.Headless, "", "member1"), derived("demo", "db", ""), copyOf(src, "db", "member1")),
+		cluster("member2", serviceImport("demo", "db", mcsv1beta1.Headless, "", "member1"), derived("demo", "db", ""), copyOf(src, "db", "member1")),
 	}
 	it := only(t, Build(cs))
 	if it.Health != Healthy || it.Type != "Headless" {

@@ -205,8 +205,11 @@ func TestSchema(t *testing.T) {
 		t.Errorf("endpoint keys %s", got)
 	}
 	c := doc["items"].([]any)[0].(map[string]any)["clusters"].([]any)[0].(map[string]any)
-	if got := keysOf(c); got != "cluster,endpoints,export,import,importState,importedEndpoints,namespaceExists,service,state" {
+	if got := keysOf(c); got != "cluster,copies,endpoints,export,import,importState,importedEndpoints,namespaceExists,service,state" {
 		t.Errorf("cluster breakdown keys %s", got)
+	}
+	if got := keysOf(c["copies"].([]any)[0]); got != "source,state" {
+		t.Errorf("copies keys %s", got)
 	}
 	if got := keysOf(c["export"]); got != "conditions,creationTimestamp,managed,valid" {
 		t.Errorf("export keys %s", got)

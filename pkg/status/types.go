@@ -150,7 +150,65 @@ type ClusterStatus struct {
 	// ImportedEndpoints counts the EndpointSlice copies this cluster holds, by source cluster
 	// (label multicluster.kubernetes.io/source-cluster).
 	ImportedEndpoints []SourceEndpoints `json:"importedEndpoints,omitempty"`
+	// Copies says, per source cluster, whether the EndpointSlice copies this cluster holds say
+	// what the source's slices say, as sync compares them; only where sync imports the service
+	// and this cluster was read. Sorted by source.
+	Copies []CopiesStatus `json:"copies,omitempty"`
 }
+
+// CopiesState says whether a member's copies of one source cluster's slices are up to date.
+type CopiesState string
+
+const (
+	// CopiesFresh: every copy is what sync would write from the source's slices now.
+	CopiesFresh CopiesState = "Fresh"
+	// CopiesStale: a copy differs, is missing, or stands for a source slice that is gone.
+	CopiesStale CopiesState = "Stale"
+	// CopiesUnread: the source cluster was not read (down, or outside --contexts): its copies
+	// stand as sync last wrote them, by design, and are not compared.
+	CopiesUnread CopiesState = "Unread"
+)
+
+// SinceFrom says what CopiesStatus.Since was read from: always a managedFields time.
+type SinceFrom string
+
+const (
+	// SinceSourceChanged: the last change of a source slice whose copy differs or is missing
+	// (later than the copy's own).
+	SinceSourceChanged SinceFrom = "SourceChanged"
+	// SinceCopyChanged: the last change of a copy that differs, later than its source slice's
+	// (someone else changed the copy, or what sync wants of it changed otherwise).
+	SinceCopyChanged SinceFrom = "CopyChanged"
+	// SinceSourceGoneAfter: the last change of a copy whose source slice is gone: the source
+	// changed after it.
+	SinceSourceGoneAfter SinceFrom = "SourceGoneAfter"
+)
+
+// CopiesStatus is how a member's copies of one source cluster's slices compare with the copies
+// sync would write now (snapshot.SliceDigest, sync's own comparison). Endpoints are named by
+// their addresses, comma-joined.
+type CopiesStatus struct {
+	Source string      `json:"source"`
+	State  CopiesState `json:"state"`
+	// Slices are the copies that differ, are missing or have no source slice any more. Sorted.
+	Slices []string `json:"slices,omitempty"`
+	// Missing are endpoints the source holds and the copies lack; Extra the reverse.
+	Missing []string `json:"missing,omitempty"`
+	Extra   []string `json:"extra,omitempty"`
+	// OtherState are endpoints both hold with other conditions (ready, serving, terminating),
+	// hostname or zone.
+	OtherState []EndpointChange `json:"otherState,omitempty"`
+	// Other names what else differs: "ports", "address type", or "order" (the same endpoints,
+	// ordered or grouped into slices otherwise).
+	Other []string `json:"other,omitempty"`
+	// Since is when the copies went stale as far as the objects tell (their managedFields
+	// times; absent when they carry none), and SinceFrom what it was read from.
+	Since     *metav1.Time `json:"since,omitempty"`
+	SinceFrom SinceFrom    `json:"sinceFrom,omitempty"`
+}
+
+// EndpointChange is an endpoint the copies hold with other fields than its source.
+type EndpointChange = snapshot.EndpointChange
 
 // ExportStatus is a member's ServiceExport.
 type ExportStatus struct {
