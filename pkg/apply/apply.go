@@ -247,7 +247,11 @@ var singular = map[string]string{
 
 func resourceName(gvr schema.GroupVersionResource) string {
 	r, ok := singular[gvr.Resource]
-	if !ok {
+	switch {
+	case ok:
+	case strings.HasSuffix(gvr.Resource, "ies"): // validatingadmissionpolicies
+		r = strings.TrimSuffix(gvr.Resource, "ies") + "y"
+	default:
 		r = strings.TrimSuffix(gvr.Resource, "s")
 	}
 	if gvr.Group == "" {

@@ -55,12 +55,16 @@ func ownedOnly(resource, key, value string) string {
 // (a matchCondition on its user name), and its binding, denying every request that fails one.
 func PolicyObjects(namespace string) []runtime.Object {
 	writes := []admissionregistrationv1.OperationType{admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete}
+	all := admissionregistrationv1.AllScopes
 	rule := func(group, resource string) admissionregistrationv1.NamedRuleWithOperations {
 		return admissionregistrationv1.NamedRuleWithOperations{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
 			Operations: writes,
-			Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}},
+			Rule:       admissionregistrationv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}, Scope: &all},
 		}}
 	}
+	// matchConstraints is atomic: given without the apiserver's defaults, every apply would
+	// replace it and a second install would say configured.
+	equivalent := admissionregistrationv1.Equivalent
 	var validations []admissionregistrationv1.Validation
 	for _, r := range PolicyRules(namespace) {
 		validations = append(validations, admissionregistrationv1.Validation{Expression: r.Expression, Message: r.Message})
@@ -71,8 +75,10 @@ func PolicyObjects(namespace string) []runtime.Object {
 		&admissionregistrationv1.ValidatingAdmissionPolicy{TypeMeta: tm("ValidatingAdmissionPolicy"), ObjectMeta: meta(Name, ""),
 			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
 				FailurePolicy: &fail,
-				MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{
-					rule("", "services"), rule("discovery.k8s.io", "endpointslices"), rule("coordination.k8s.io", "leases")}},
+				MatchConstraints: &admissionregistrationv1.MatchResources{MatchPolicy: &equivalent,
+					NamespaceSelector: &metav1.LabelSelector{}, ObjectSelector: &metav1.LabelSelector{},
+					ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{
+						rule("", "services"), rule("discovery.k8s.io", "endpointslices"), rule("coordination.k8s.io", "leases")}},
 				MatchConditions: []admissionregistrationv1.MatchCondition{{Name: "sync-writer",
 					Expression: fmt.Sprintf("request.userInfo.username == '%s'", Writer(namespace))}},
 				Validations: validations,
