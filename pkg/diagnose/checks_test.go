@@ -22,7 +22,7 @@ func TestHealthyPasses(t *testing.T) {
 	}
 	want := map[string]int{CheckReachable: 3, CheckCRDs: 3, CheckClusterID: 3, CheckRBAC: 3, CheckClock: 1, CheckDNS: 3,
 		CheckExportService: 2, CheckExportConds: 2, CheckConflict: 2, CheckEndpoints: 2,
-		CheckImport: 3, CheckImportIP: 3, CheckDerived: 3, CheckSlices: 6}
+		CheckImport: 3, CheckImportIP: 3, CheckDerived: 3, CheckSlices: 6, CheckFreshness: 6}
 	for check, n := range want {
 		if got := len(only(r, check, "")); got != n {
 			t.Errorf("%s: %d results, want %d", check, got, n)
@@ -69,11 +69,6 @@ func TestSingleFaults(t *testing.T) {
 			m := memberOf(s, "member3")
 			m.Services = m.Services[:0]
 		}, CheckDerived, "member3", Fail, "derived Service demo/derived-serve does not exist", "recreates the derived Service"},
-		{"stale slice", func(s *Snapshot) {
-			c := memberOf(s, "member3").EndpointSlices[0]
-			c.Endpoints = append(c.Endpoints, c.Endpoints[0])
-			c.Endpoints[2].Addresses = []string{"10.11.0.99"}
-		}, CheckSlices, "member3", Fail, "(50m old) holds 10.11.0.99, which \"member1\" no longer has", "replaces copies whose endpoints are gone"},
 		{"CRDs missing", func(s *Snapshot) {
 			m := memberOf(s, "member3")
 			m.Cluster = snapshot.Cluster{ID: "member3", Context: "member3", State: snapshot.NoCRDs}

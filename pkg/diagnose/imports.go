@@ -92,6 +92,7 @@ func checkImports(s *Snapshot, svcs []service, objs []*objects) []Result {
 			out = append(out, checkDerived(m, sv, derived, d, si))
 			out = append(out, checkImportIP(m, sv, si, d))
 			out = append(out, checkSlices(s, m, sv, o, exporting, objs, members, derived)...)
+			out = append(out, checkFreshness(s, m, sv, cs, exporting)...)
 		}
 	}
 	return out

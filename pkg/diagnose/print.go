@@ -23,6 +23,7 @@ var titles = map[string]string{
 	CheckImportIP:      "ServiceImport type and IP",
 	CheckDerived:       "Derived Services",
 	CheckSlices:        "Imported EndpointSlices",
+	CheckFreshness:     "Imported endpoints up to date",
 	CheckForeignSlice:  "EndpointSlices from outside the clusterset",
 	CheckKarmada:       "Karmada control plane",
 	CheckKarmadaPlaced: "Placed by Karmada",

@@ -40,7 +40,7 @@ func TestJUnitParsesBack(t *testing.T) {
 			}
 		}
 	}
-	if cases != len(r.Results) || len(got.Suites) != 14 {
+	if cases != len(r.Results) || len(got.Suites) != 15 {
 		t.Errorf("%d testcases in %d suites, want one per result (%d)", cases, len(got.Suites), len(r.Results))
 	}
 	if failure == nil || failure.Name != "member3 service/demo/derived-serve" || failure.ClassName != "diagnose.derived-service" ||

@@ -51,6 +51,7 @@ const (
 	CheckImportIP      = "import-ip"
 	CheckDerived       = "derived-service"
 	CheckSlices        = "import-slices"
+	CheckFreshness     = "import-freshness"
 	CheckForeignSlice  = "foreign-slices"
 	CheckKarmada       = "karmada"
 	CheckKarmadaPlaced = "karmada-placement"
@@ -59,7 +60,7 @@ const (
 // Order is the order of the sections.
 var Order = []string{CheckReachable, CheckCRDs, CheckClusterID, CheckRBAC, CheckClock, CheckDNS,
 	CheckExportService, CheckExportConds, CheckConflict, CheckEndpoints,
-	CheckImport, CheckImportIP, CheckDerived, CheckSlices, CheckForeignSlice,
+	CheckImport, CheckImportIP, CheckDerived, CheckSlices, CheckFreshness, CheckForeignSlice,
 	CheckKarmada, CheckKarmadaPlaced}
 
 // Result is what one check says about one object in one cluster.

@@ -234,7 +234,7 @@ func (c CopiesStatus) SinceString() string {
 	at := c.Since.UTC().Format("2006-01-02T15:04:05Z")
 	switch c.SinceFrom {
 	case SinceCopyChanged:
-		return "since " + at + ", the copy's last change (managedFields), later than its source slice's"
+		return "since " + at + ", the copy's last change (managedFields)"
 	case SinceSourceGoneAfter:
 		return "since after " + at + ", the last change of a copy whose source slice is gone (managedFields)"
 	}

@@ -176,8 +176,9 @@ const (
 	// SinceSourceChanged: the last change of a source slice whose copy differs or is missing
 	// (later than the copy's own).
 	SinceSourceChanged SinceFrom = "SourceChanged"
-	// SinceCopyChanged: the last change of a copy that differs, later than its source slice's
-	// (someone else changed the copy, or what sync wants of it changed otherwise).
+	// SinceCopyChanged: the last change of a copy that differs, when it is later than its source
+	// slice's or that is unknown (someone else changed the copy, or what sync wants of it changed
+	// otherwise).
 	SinceCopyChanged SinceFrom = "CopyChanged"
 	// SinceSourceGoneAfter: the last change of a copy whose source slice is gone: the source
 	// changed after it.
