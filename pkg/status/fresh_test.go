@@ -1,6 +1,7 @@
 package status
 
 import (
+	"bytes"
 	"reflect"
 	"strings"
 	"testing"
@@ -166,5 +167,20 @@ func TestCopiesComparedAsSyncDoes(t *testing.T) {
 	now.Ports[0].Port = ptr[int32](8080)
 	if p := staleProblem(t, only(t, Build(staleSeed(old, now)))); !strings.Contains(p, ": other ports; since") {
 		t.Errorf("problem %q", p)
+	}
+}
+
+// The description marks the stale source among each member's imported endpoints.
+func TestDescribeStaleCopies(t *testing.T) {
+	l := Build(staleSeed(slice("demo", "serve", "serve-abc"), slice("demo", "serve", "serve-abc", true, true)))
+	var b bytes.Buffer
+	if err := Describe(&b, l, l.Items[0], PrintOptions{Now: now}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Status:         Degraded\n", "Problems:\n  The copies of \"member1\"'s endpoints in \"member1\", \"member2\",",
+		"    Imported endpoints:   member1=0/0(out of date)\n"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("describe lacks %q:\n%s", want, b.String())
+		}
 	}
 }

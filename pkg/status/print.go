@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -193,9 +194,18 @@ func describeCluster(b *bytes.Buffer, l *MultiClusterServiceStatusList, c Cluste
 			derived += " (missing)"
 		}
 	}
+	copies := map[string]CopiesState{}
+	for _, cp := range c.Copies {
+		copies[cp.Source] = cp.State
+	}
 	var imported []string
 	for _, e := range c.ImportedEndpoints {
-		imported = append(imported, fmt.Sprintf("%s=%d/%d", e.Cluster, e.Ready, e.Total))
+		imported = append(imported, fmt.Sprintf("%s=%d/%d%s", e.Cluster, e.Ready, e.Total, copiesMark(copies[e.Cluster])))
+	}
+	for _, cp := range c.Copies { // stale for want of any copy at all
+		if cp.State == CopiesStale && !slices.ContainsFunc(c.ImportedEndpoints, func(e SourceEndpoints) bool { return e.Cluster == cp.Source }) {
+			imported = append(imported, cp.Source+"=0/0"+copiesMark(cp.State))
+		}
 	}
 	field("Export", export)
 	field("Service", svc)
@@ -204,6 +214,17 @@ func describeCluster(b *bytes.Buffer, l *MultiClusterServiceStatusList, c Cluste
 	field("Derived Service", derived)
 	field("Imported endpoints", list(joinOr(imported, "<none>")))
 	field("ID from", idSource(l, c.Cluster))
+}
+
+// copiesMark marks imported endpoints whose copies are stale or were not compared.
+func copiesMark(s CopiesState) string {
+	switch s {
+	case CopiesStale:
+		return "(out of date)"
+	case CopiesUnread:
+		return "(source unread)"
+	}
+	return ""
 }
 
 func condOrder(t string) int {

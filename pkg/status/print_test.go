@@ -18,13 +18,15 @@ func withConflict() *MultiClusterServiceStatusList {
 	cs := seed()
 	cs[0].ServiceExports = append(cs[0].ServiceExports, export("demo", "web", 10))
 	cs[0].Services = append(cs[0].Services, service("demo", "web", false))
-	cs[0].EndpointSlices = append(cs[0].EndpointSlices, slice("demo", "web", "web-1", true))
+	web1, web2 := slice("demo", "web", "web-1", true), slice("demo", "web", "web-2", true)
+	cs[0].EndpointSlices = append(cs[0].EndpointSlices, web1)
 	cs[1].ServiceExports = append(cs[1].ServiceExports, export("demo", "web", 5))
 	cs[1].Services = append(cs[1].Services, service("demo", "web", true))
-	cs[1].EndpointSlices = append(cs[1].EndpointSlices, slice("demo", "web", "web-2", true))
+	cs[1].EndpointSlices = append(cs[1].EndpointSlices, web2)
 	for i := range cs {
 		cs[i].ServiceImports = append(cs[i].ServiceImports, serviceImport("demo", "web", mcsv1beta1.Headless, "", "member1", "member2"))
 		cs[i].Services = append(cs[i].Services, derived("demo", "web", ""))
+		cs[i].EndpointSlices = append(cs[i].EndpointSlices, copyOf(web1, "web", "member1"), copyOf(web2, "web", "member2"))
 	}
 	cs[0].ServiceExports[0].Status.Conditions = []metav1.Condition{
 		{Type: "Conflict", Status: "False", Reason: "NoConflicts", Message: "No conflicts.", LastTransitionTime: at(1)},
@@ -146,7 +148,7 @@ func TestDescribe(t *testing.T) {
 		"Clusters:\n  member1:\n    State:                Reachable\n    Export:               Valid\n" +
 			"    Service:              ClusterIP, 1/1 endpoints ready\n    Import:               Ready\n" +
 			"    Clusterset IP:        None\n    Derived Service:      derived-web\n" +
-			"    Imported endpoints:   <none>\n    ID from:              <none>\n  member2:\n",
+			"    Imported endpoints:   member1=1/1, member2=1/1\n    ID from:              <none>\n  member2:\n",
 		"    Service:              Headless, 1/1 endpoints ready\n",
 		"    ID from:              clusterproperty\n",
 		// A conflict's message under its row, wrapped.
