@@ -7,6 +7,7 @@ package status
 
 import (
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
 
@@ -15,6 +16,7 @@ import (
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/parallel"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
@@ -26,24 +28,40 @@ type wanted struct {
 	copies  map[string]map[key][]*discoveryv1.EndpointSlice
 }
 
-// computeWanted decides as sync does from the clusters read: the unread ones are unread sources
-// (their copies held), the last-known ones sources that get nothing written.
-func computeWanted(clusters []snapshot.Cluster) wanted {
+// computeWanted decides as sync does from the clusters read, for the services keys: the unread
+// clusters are unread sources (their copies held), the last-known ones sources that get nothing
+// written. The services are decided in shards, one per CPU: deciding every import of 10,000
+// services is seconds of CPU, and each service's decision is its own.
+func computeWanted(clusters []snapshot.Cluster, keys []key) wanted {
 	obs := engine.Observed{}
 	for i := range clusters {
 		if c := &clusters[i]; c.HasData() {
 			obs.Clusters = append(obs.Clusters, engine.ObservedCluster{ID: c.ID, Reachable: c.State == snapshot.Reachable, Objects: c.Objects})
 		}
 	}
+	shards := 1
+	if len(keys) >= 1000 { // below, indexing the clusters once per shard costs more than it saves
+		shards = runtime.GOMAXPROCS(0)
+	}
+	decided := make([]engine.Desired, shards)
+	parallel.For(shards, func(i int) {
+		o := obs
+		o.Services = keys[i*len(keys)/shards : (i+1)*len(keys)/shards]
+		decided[i] = engine.Compute(o)
+	})
 	w := wanted{imports: map[string]map[key]bool{}, copies: map[string]map[key][]*discoveryv1.EndpointSlice{}}
-	for id, cd := range engine.Compute(obs).Clusters {
-		w.imports[id], w.copies[id] = map[key]bool{}, map[key][]*discoveryv1.EndpointSlice{}
-		for _, si := range cd.ServiceImports {
-			w.imports[id][key{Namespace: si.Namespace, Name: si.Name}] = true
-		}
-		for _, s := range cd.EndpointSlices {
-			k := key{Namespace: s.Namespace, Name: s.Labels[mcsv1beta1.LabelServiceName]}
-			w.copies[id][k] = append(w.copies[id][k], s)
+	for _, d := range decided {
+		for id, cd := range d.Clusters {
+			if w.imports[id] == nil {
+				w.imports[id], w.copies[id] = map[key]bool{}, map[key][]*discoveryv1.EndpointSlice{}
+			}
+			for _, si := range cd.ServiceImports {
+				w.imports[id][key{Namespace: si.Namespace, Name: si.Name}] = true
+			}
+			for _, s := range cd.EndpointSlices {
+				k := key{Namespace: s.Namespace, Name: s.Labels[mcsv1beta1.LabelServiceName]}
+				w.copies[id][k] = append(w.copies[id][k], s)
+			}
 		}
 	}
 	return w

@@ -85,7 +85,7 @@ func Build(clusters []snapshot.Cluster) *MultiClusterServiceStatusList {
 	// Items only read the shared indexes: at 10,000 services the join is a second of CPU, and
 	// the read leaves the other CPUs idle by then.
 	out.Items = make([]MultiClusterServiceStatus, len(sorted))
-	want := computeWanted(clusters)
+	want := computeWanted(clusters, sorted)
 	parallel.For(len(sorted), func(i int) { out.Items[i] = buildItem(sorted[i], idx, summaries[sorted[i]], want) })
 	return out
 }
