@@ -93,7 +93,7 @@ func (o *Options) installedToken(ctx context.Context, m *clusterset.Connection, 
 	if o.Write.DryRun != cmdutil.DryRunNone {
 		tok, ca, err := readToken(ctx, m, secret)
 		if errors.Is(err, errNoToken) {
-			fmt.Fprintf(o.ErrOut, "Warning: cluster %q: dry run: no ServiceAccount token in secret %s/%s yet; its kubeconfig carries none\n", m.ID, DefaultNamespace, secret)
+			fmt.Fprintf(o.ErrOut, "Warning: cluster %q: dry run: no ServiceAccount token exists yet (secret %s/%s); its kubeconfig carries none\n", m.ID, DefaultNamespace, secret)
 			return "", nil, nil
 		}
 		return tok, ca, err
