@@ -308,10 +308,13 @@ bench-scale: build testbed-build
 	TESTBED_DIR=$(CACHE)/testbed-scale BINARY=$(BIN) bash bench/scale.sh
 
 # Not a test either: the curve in members at a fixed number of services (BENCH_CLUSTERS_RUNS, entries
-# as bench-scale's, ENDPOINTS last), on light members (TESTBED_LIGHT=1: an apiserver and etcd each),
-# the bed kept from one run to the next (members added or deleted); figures in bench/out/clusters/, the section and its plot
-# (bench/out/clusters.svg) in BENCHMARKS.md.
-BENCH_CLUSTERS_RUNS ?= 100:5:500:1000:16:2 100:10:500:1000:16:2 100:20:500:1000:16:2 100:40:500:1000:16:2
+# as bench-scale's, ENDPOINTS then MODE last), on light members (TESTBED_LIGHT=1: an apiserver and
+# etcd each), the bed kept from one run to the next (members added or deleted); figures in
+# bench/out/clusters/, the section and its plot (bench/out/clusters.svg) and the 255-member model in
+# BENCHMARKS.md. MODE: host (the default), one sync --watch for the clusterset; per-member, one sync
+# --watch --local=memberK per member, member1's RSS and CPU measured, every sync's summed beside.
+BENCH_CLUSTERS_RUNS ?= $(foreach n,5 10 20 40,$(foreach m,host per-member,100:$(n):500:1000:16:2:$(m)))
+
 bench-clusters: build testbed-build
 	TESTBED_DIR=$(CACHE)/testbed-clusters TESTBED_LIGHT=1 BINARY=$(BIN) BENCH_SCALE_RUNS="$(BENCH_CLUSTERS_RUNS)" \
 	  BENCH_SCALE_OUT=bench/out/clusters BENCH_SCALE_RENDER=clusters BENCH_SCALE_GROW_BED=1 BENCH_SCALE_BUSY_RATE=0 \

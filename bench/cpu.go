@@ -30,9 +30,10 @@ type cpuSample struct {
 // clockTicks is USER_HZ, 100 on every Linux port that matters here.
 const clockTicks = 100
 
-// sampleCPU reads every process's CPU time, named by program; sync (pid) and this process are
-// named for what they are. Without /proc it is empty, and the phase reports nothing.
-func sampleCPU(syncPID int) cpuSample {
+// sampleCPU reads every process's CPU time, named by program; the syncs (by PID, named as
+// bench.syncPIDs names them) and this process are named for what they are. Without /proc it is
+// empty, and the phase reports nothing.
+func sampleCPU(syncs map[int]string) cpuSample {
 	s := cpuSample{at: time.Now(), byProgram: map[string]float64{}}
 	if data, err := os.ReadFile("/proc/stat"); err == nil {
 		f := strings.Fields(strings.SplitN(string(data), "\n", 2)[0])
@@ -65,16 +66,17 @@ func sampleCPU(syncPID int) cpuSample {
 		}
 		utime, _ := strconv.ParseFloat(f[11], 64)
 		stime, _ := strconv.ParseFloat(f[12], 64)
-		s.byProgram[programName(pid, syncPID, st[open+1:end])] += (utime + stime) / clockTicks
+		s.byProgram[programName(pid, syncs, st[open+1:end])] += (utime + stime) / clockTicks
 	}
 	return s
 }
 
 // programName groups processes: the kernel truncates names to 15 bytes.
-func programName(pid, syncPID int, comm string) string {
+func programName(pid int, syncs map[int]string, comm string) string {
+	if name, ok := syncs[pid]; ok {
+		return name
+	}
 	switch {
-	case pid == syncPID:
-		return "sync"
 	case pid == os.Getpid():
 		return "bench"
 	case comm == "kube-controller":

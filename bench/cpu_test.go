@@ -22,11 +22,11 @@ func TestCPUUseAttributesThisProcess(t *testing.T) {
 	}
 	// Spin until this process has had 0.3 CPU seconds, however busy the machine (a spin of fixed
 	// wall time gets less than that when other work shares the cores).
-	before := sampleCPU(-1)
+	before := sampleCPU(nil)
 	start := ownCPU()
 	for end := time.Now().Add(30 * time.Second); ownCPU()-start < 0.3 && time.Now().Before(end); {
 	}
-	u := sampleCPU(-1).since(before)
+	u := sampleCPU(nil).since(before)
 	if u == nil {
 		t.Fatal("no use reported")
 	}

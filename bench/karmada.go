@@ -177,11 +177,10 @@ func runKarmada(ctx context.Context, c config, kc karmadaConfig, save func(*Karm
 	if err := k.watch(ctx); err != nil {
 		return nil, err
 	}
-	proc, err := b.startSync()
-	if err != nil {
+	if err := b.startSyncs(); err != nil {
 		return nil, err
 	}
-	defer func() { _ = proc.Process.Signal(syscall.SIGTERM); _ = proc.Wait() }()
+	defer b.stopSyncs()
 
 	from := 0
 	for _, n := range kc.sizes {

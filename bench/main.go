@@ -34,8 +34,9 @@ type config struct {
 	watchedReplay bool    // replay the converge writes a second time, watched
 
 	// bench-clusters
-	light     bool // members without a namespace controller (TESTBED_LIGHT=1)
-	endpoints int  // endpoints per source slice
+	light     bool     // members without a namespace controller (TESTBED_LIGHT=1)
+	endpoints int      // endpoints per source slice
+	mode      syncMode // one sync for the clusterset (host) or one per member (per-member)
 }
 
 // Results is bench/out/results.json.
@@ -122,6 +123,14 @@ type Results struct {
 	EndpointsPerSlice   int     `json:"endpoints_per_slice,omitempty"`
 	PropagationSyncCPUS float64 `json:"propagation_sync_cpu_s,omitempty"`
 	Bed                 *BedUse `json:"bed,omitempty"`
+	// Per-member mode (-mode per-member; empty: host): one sync --local per member. Measured is
+	// the member whose sync peak_rss_mib, propagation_sync_cpu_s and converge_cpu's "sync" are;
+	// the other syncs' CPU is converge_cpu's "sync, other members". The sums over every sync (in
+	// host mode, its one): their peak RSS each, summed, and their CPU during the idle samples.
+	Mode                 string  `json:"mode,omitempty"`
+	Measured             string  `json:"measured,omitempty"`
+	SyncsPeakRSSMiB      float64 `json:"syncs_peak_rss_mib,omitempty"`
+	PropagationSyncsCPUS float64 `json:"propagation_syncs_cpu_s,omitempty"`
 
 	DiagnoseS      float64 `json:"diagnose_s,omitempty"`
 	DiagnoseFloorS float64 `json:"diagnose_floor_s,omitempty"`
@@ -150,6 +159,7 @@ func main() {
 	flag.BoolVar(&c.watchedReplay, "watched-replay", false, "replay the converge writes a second time, watched by informers of the kinds sync and the bench watched converge with")
 	flag.BoolVar(&c.light, "light", false, "the members run no controller-manager (TESTBED_LIGHT=1): the bench empties and finalizes the namespaces it deletes")
 	flag.IntVar(&c.endpoints, "endpoints", envInt("BENCH_ENDPOINTS", 2), "endpoints per source slice (BENCH_ENDPOINTS)")
+	mode := flag.String("mode", string(modeHost), "host: one sync --watch for the whole clusterset; per-member: one sync --watch --local=MEMBER per member, the first of -contexts the one whose RSS and CPU are measured, writes and idle writes summed over all")
 	floorChild := flag.Bool(informerFloorFlag, false, "internal: hold informers of -contexts and print the peak RSS (the memory floor)")
 	firstPacket := flag.Bool("first-packet", false, "time to first packet on a real-node bed (the first two -contexts: provider, consumer) instead")
 	image := flag.String("image", "", "with -first-packet: the test bed's toolbox image (node.sh env)")
@@ -223,6 +233,10 @@ func main() {
 	}
 	c.contexts = strings.Split(*contexts, ",")
 	endpointsPerSlice = max(c.endpoints, 1)
+	var err error
+	if c.mode, err = parseMode(*mode); err != nil {
+		fail(err)
+	}
 	if len(c.contexts) < 3 {
 		fail(fmt.Errorf("--contexts: need at least three clusters"))
 	}

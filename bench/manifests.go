@@ -14,19 +14,24 @@ import (
 
 // deploymentMemory is the memory request and limit, in MiB, of the Deployment that
 // `kubectl mcs install` installs for the bench's clusterset (hosted in its first cluster; a dry
-// run, each member at its kubeconfig's loopback address): the peak RSS of the sync under test is
-// judged against that limit.
+// run, each member at its kubeconfig's loopback address; in per-member mode the first member's
+// Deployment): the peak RSS of the sync under test is judged against that limit.
 func (b *bench) deploymentMemory() (request, limit float64, err error) {
 	raw, err := clientcmd.LoadFromFile(b.kubeconfig)
 	if err != nil {
 		return 0, 0, err
 	}
+	// The host's own pods reach it in-cluster; in per-member mode every member is another's.
+	others := b.contexts[1:]
+	if b.mode == modePerMember {
+		others = b.contexts
+	}
 	var servers []string
-	for _, c := range b.contexts[1:] {
+	for _, c := range others {
 		servers = append(servers, c+"="+raw.Clusters[raw.Contexts[c].Cluster].Server)
 	}
 	cmd := exec.Command(b.binary, "--kubeconfig", b.kubeconfig, "install", "--contexts", strings.Join(b.contexts, ","),
-		"--context", b.contexts[0], "--member-server="+strings.Join(servers, ","), "--dry-run=client", "-o", "yaml")
+		"--context", b.contexts[0], "--member-server="+strings.Join(servers, ","), "--mode="+orDefault(string(b.mode), string(modeHost)), "--dry-run=client", "-o", "yaml")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

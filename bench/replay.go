@@ -80,7 +80,7 @@ func (b *bench) replayCounts() (map[string]map[string]map[string]int, error) {
 // watched: while informers of the kinds sync watches, and the bench's own watchers, watch the
 // replay namespace as they watched sync's converge, so that the apiservers deliver the same
 // events (the watched replay floor, for the explanation).
-func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]map[string]int, syncPID int, watched bool) (float64, *CPUUse, error) {
+func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]map[string]int, syncs map[int]string, watched bool) (float64, *CPUUse, error) {
 	frac := b.floorFraction
 	if frac <= 0 || frac > 1 {
 		frac = 1
@@ -156,7 +156,7 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 			}
 		}
 	}
-	t0, cpu0 := time.Now(), sampleCPU(syncPID)
+	t0, cpu0 := time.Now(), sampleCPU(syncs)
 	var wg sync.WaitGroup
 	errs := make([]error, len(ready))
 	for pi, p := range ready {
@@ -193,7 +193,7 @@ func (b *bench) replayFloor(ctx context.Context, counts map[string]map[string]ma
 	}
 	wg.Wait()
 	took := time.Since(t0).Seconds() / frac
-	return took, sampleCPU(syncPID).since(cpu0), errors.Join(errs...)
+	return took, sampleCPU(syncs).since(cpu0), errors.Join(errs...)
 }
 
 // inPasses makes writes 0..n-1 of objects objects, write i to object i % objects, workers at a

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os/exec"
 	"strings"
-	"syscall"
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -36,7 +35,7 @@ type bench struct {
 	members   []*member
 	exporters []*member
 	sources   map[string]*discoveryv1.EndpointSlice // member1's source slices, by service
-	metrics   string
+	syncs     []*syncProc                           // the processes under test, the measured one first
 	// The mcs-api version the exports are written in (empty: v1beta1); Karmada's members serve
 	// the v1alpha1 CRDs Karmada bundles.
 	exportVersion string
@@ -53,6 +52,9 @@ func run(ctx context.Context, c config) (*Results, error) {
 	res := &Results{Date: time.Now().UTC().Format(time.RFC3339), Binary: binaryVersion(c.binary), Machine: machine(), Services: c.services,
 		Clusters: len(b.members), Samples: c.samples, ImportingClusters: len(b.members), Load: loadAvg(),
 		Light: c.light, EndpointsPerSlice: endpointsPerSlice}
+	if c.mode == modePerMember {
+		res.Mode, res.Measured = string(c.mode), c.contexts[0]
+	}
 	if c.qps > 0 {
 		res.QPS, res.Burst = c.qps, c.burst
 	}
@@ -90,13 +92,13 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 
 	// (b) cold start: process start to every import, derived IP, slice and export condition.
-	logf("cold start of sync --watch")
-	proc, err := b.startSync()
-	if err != nil {
+	logf("cold start of sync --watch (%s mode: %d processes)", c.mode, len(locals(c.mode, c.contexts)))
+	if err := b.startSyncs(); err != nil {
 		return nil, err
 	}
-	defer proc.Process.Kill() //nolint:errcheck
-	t0, cpu0, bed0 := time.Now(), sampleCPU(proc.Process.Pid), bedSample(root, c.contexts)
+	defer b.stopSyncs()
+	pids := b.syncPIDs()
+	t0, cpu0, bed0 := time.Now(), sampleCPU(pids), bedSample(root, c.contexts)
 	b.profileConverge(ctx)
 	// Checking is O(services x clusters): at scale, less often, so the bench does not steal the
 	// cores sync needs.
@@ -107,7 +109,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 		return nil, fmt.Errorf("sync did not converge within %v (see %s)", limit, syncLog)
 	}
 	res.ConvergeS = time.Since(t0).Seconds()
-	res.ConvergeCPU = sampleCPU(proc.Process.Pid).since(cpu0)
+	res.ConvergeCPU = sampleCPU(pids).since(cpu0)
 	if res.Bed != nil {
 		res.Bed.ConvergeCPUS = cpuBetween(bed0, bedSample(root, c.contexts))
 	}
@@ -134,7 +136,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 		return nil, err
 	}
 	bed0 = bedSample(root, c.contexts)
-	if res.ConvergeFloorS, res.ReplayCPU, err = b.replayFloor(ctx, counts, proc.Process.Pid, false); err != nil {
+	if res.ConvergeFloorS, res.ReplayCPU, err = b.replayFloor(ctx, counts, pids, false); err != nil {
 		return nil, err
 	}
 	if res.Bed != nil {
@@ -142,7 +144,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 	logf("replay floor: %v", res.ReplayCPU)
 	if c.watchedReplay {
-		if res.ConvergeWatchedFloorS, res.WatchedReplayCPU, err = b.replayFloor(ctx, counts, proc.Process.Pid, true); err != nil {
+		if res.ConvergeWatchedFloorS, res.WatchedReplayCPU, err = b.replayFloor(ctx, counts, pids, true); err != nil {
 			return nil, err
 		}
 		logf("watched replay floor: %.1f s; %v", res.ConvergeWatchedFloorS, res.WatchedReplayCPU)
@@ -157,13 +159,13 @@ func run(ctx context.Context, c config) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	cpu0 = sampleCPU(proc.Process.Pid)
+	cpu0 = sampleCPU(pids)
 	ps, err := b.samplePropagation(ctx, 0, c.samples, time.Time{}, watchers)
 	if err != nil {
 		return nil, err
 	}
-	if u := sampleCPU(proc.Process.Pid).since(cpu0); u != nil {
-		res.PropagationSyncCPUS = u.ByProgram["sync"]
+	if u := sampleCPU(pids).since(cpu0); u != nil {
+		res.PropagationSyncCPUS, res.PropagationSyncsCPUS = syncCPU(u), allSyncsCPU(u)
 	}
 	after, err := b.quiet(ctx)
 	if err != nil {
@@ -203,7 +205,7 @@ func run(ctx context.Context, c config) (*Results, error) {
 	}
 
 	// (d) peak RSS.
-	if res.PeakRSSMiB, err = peakRSS(proc.Process.Pid); err != nil {
+	if res.PeakRSSMiB, res.SyncsPeakRSSMiB, err = b.peakRSSOf(); err != nil {
 		return nil, err
 	}
 	if c.scale {
@@ -228,7 +230,6 @@ func run(ctx context.Context, c config) (*Results, error) {
 			return nil, err
 		}
 	}
-	_ = proc.Process.Signal(syscall.SIGTERM)
-	_ = proc.Wait()
+	b.stopSyncs()
 	return res, nil
 }

@@ -221,7 +221,7 @@ func (b *bench) saveProfile(label, kind string, seconds int) {
 	if b.profileDir == "" {
 		return
 	}
-	url := strings.TrimSuffix(b.metrics, "/metrics") + "/debug/pprof/" + kind
+	url := strings.TrimSuffix(b.measured().metrics, "/metrics") + "/debug/pprof/" + kind
 	if seconds > 0 {
 		url += fmt.Sprintf("?seconds=%d", seconds)
 	}

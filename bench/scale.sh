@@ -3,10 +3,12 @@
 # a fresh test bed of its own (TESTBED_DIR), keeps each run's figures in bench/out/scale/, then
 # renders the curve of every results file there into BENCHMARKS.md.
 #
-# An entry is SERVICES:CLUSTERS:QPS[:BURST[:WORKERS[:ENDPOINTS]]]; QPS "default" runs sync with its
-# default limit (50/100), BURST defaults to twice QPS, WORKERS (sync's --workers, and the write
-# floor's requests in flight per cluster) to sync's default, 16, ENDPOINTS (per slice) to 2. The
-# services are exported from 2 of the clusters.
+# An entry is SERVICES:CLUSTERS:QPS[:BURST[:WORKERS[:ENDPOINTS[:MODE]]]]; QPS "default" runs sync
+# with its default limit (50/100), BURST defaults to twice QPS, WORKERS (sync's --workers, and the
+# write floor's requests in flight per cluster) to sync's default, 16, ENDPOINTS (per slice) to 2,
+# MODE (bench -mode) to host: one sync --watch for the clusterset; per-member: one sync --watch
+# --local=memberK per member (member1's measured, writes summed over all). The services are
+# exported from 2 of the clusters.
 #
 # make bench-clusters runs it too, with BENCH_SCALE_OUT (where the results go: bench/out/clusters),
 # BENCH_SCALE_RENDER=clusters (the bench-clusters section and its plot instead of the curve),
@@ -36,20 +38,21 @@ trap 'bash "$repo/test/testbed/testbed.sh" down' EXIT
 
 go build -o "$out/bench.$$" ./bench
 for run in $RUNS; do
-  IFS=: read -r services clusters qps burst workers endpoints <<<"$run"
-  workers=${workers:-16} endpoints=${endpoints:-2}
+  IFS=: read -r services clusters qps burst workers endpoints mode <<<"$run"
+  workers=${workers:-16} endpoints=${endpoints:-2} mode=${mode:-host}
   members=()
   for ((i = 1; i <= clusters; i++)); do members+=("member$i"); done
   limit=()
   name="$services-c$clusters-qps$qps"
   name+="-w$workers"
   [ "$endpoints" = 2 ] || name+="-e$endpoints"
+  [ "$mode" = host ] || name+="-$mode"
   # One file per binary too, so that runs of two commits stand side by side in the curve.
   commit=$("$BINARY" version -o json | sed -n 's/.*"commit": *"\([^"]*\)".*/\1/p')
   [ -z "$commit" ] || name+="-$commit"
   if [ "$qps" != default ]; then limit=(-kube-api-qps "$qps" -kube-api-burst "${burst:-$((2 * qps))}"); fi
   fraction=${FLOOR_FRACTION:-$([ "$services" -le 1000 ] && echo 1 || echo 0.25)}
-  echo "bench-scale: $services services ($endpoints endpoints per slice), $clusters clusters, QPS $qps, $workers workers, floors on $fraction of the writes" >&2
+  echo "bench-scale: $services services ($endpoints endpoints per slice), $clusters clusters, QPS $qps, $workers workers, $mode mode, floors on $fraction of the writes; load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   if [ "${BENCH_SCALE_GROW_BED:-}" = 1 ]; then
     extra=()
     for f in "$TESTBED_DIR"/member*.kubeconfig; do
@@ -65,7 +68,7 @@ for run in $RUNS; do
   "$out/bench.$$" -scale -kubeconfig "$TESTBED_DIR/kubeconfig" -binary "$BINARY" \
     -contexts "$(IFS=,; echo "${members[*]}")" -services "$services" -status-services "${BENCH_SCALE_STATUS:-$services}" \
     -busy-rate "$BUSY_RATE" -floor-fraction "$fraction" -workers "$workers" "${limit[@]}" -watched-replay="$WATCHED_REPLAY" \
-    -light="$LIGHT" -endpoints "$endpoints" "${EXTRA[@]}" \
+    -light="$LIGHT" -endpoints "$endpoints" -mode "$mode" "${EXTRA[@]}" \
     -profile-dir "$out/profiles" -out "$out/$name.json" -markdown ""
   cp bench/out/sync.log "$out/profiles/$name-sync.log" 2>/dev/null || true
 done
