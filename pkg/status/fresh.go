@@ -116,9 +116,15 @@ func (b *item) freshness(ix *index) []CopiesStatus {
 // would write (want); sources are src's own slices of the service, for when each changed.
 func compareCopies(service, src string, want, have, sources []*discoveryv1.EndpointSlice) CopiesStatus {
 	c := CopiesStatus{Source: src, State: CopiesFresh}
-	sourceOf := make(map[string]*discoveryv1.EndpointSlice, len(sources))
-	for _, s := range sources {
-		sourceOf[names.EndpointSliceName(service, src, s.Name)] = s
+	var sourceOf map[string]*discoveryv1.EndpointSlice // made when a copy differs: the names cost a hash each
+	sourceNamed := func(copyName string) *discoveryv1.EndpointSlice {
+		if sourceOf == nil {
+			sourceOf = make(map[string]*discoveryv1.EndpointSlice, len(sources))
+			for _, s := range sources {
+				sourceOf[names.EndpointSliceName(service, src, s.Name)] = s
+			}
+		}
+		return sourceOf[copyName]
 	}
 	held := make(map[string]*discoveryv1.EndpointSlice, len(have))
 	for _, s := range have {
@@ -138,7 +144,7 @@ func compareCopies(service, src string, want, have, sources []*discoveryv1.Endpo
 		}
 		c.Slices = append(c.Slices, w.Name)
 		var t *metav1.Time
-		if s := sourceOf[w.Name]; s != nil {
+		if s := sourceNamed(w.Name); s != nil {
 			t = lastChange(s.ObjectMeta)
 		}
 		if o != nil {
