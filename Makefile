@@ -213,7 +213,10 @@ test-traffic: build testbed-build
 # dns-server --print-manifests, init --dns without --dns-server, sync deployed in member1 by
 # kubectl mcs install; no kubectl-mcs process on the host. Then the seed scenario, a headless
 # StatefulSet's per-pod names, and the faults (the leader pod deleted, a DNS server pod deleted,
-# sync rolled to NEXT_IMAGE). Where the machine cannot run real nodes: one line, and success.
+# sync rolled to NEXT_IMAGE). It runs twice on one bed: sync installed in member1 (--mode=host),
+# then moved to a sync in every member (--mode=per-member, TRAFFIC_SYNC_MODE), with the faults only
+# that mode survives and the move back and forth. Where the machine cannot run real nodes: one
+# line, and success.
 NEXT_VERSION := $(VERSION)-next
 NEXT_IMAGE   := $(IMAGE_REPO):$(NEXT_VERSION)
 NEXT_ARCHIVE := $(CACHE)/images/kubectl-mcs-next.tar
@@ -227,8 +230,9 @@ test-production: build testbed-build
 	bash test/testbed/with-bed.sh $(PRODUCTION_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 \
 	  member1 member2 member3 -- env TRAFFIC_MODE=production TRAFFIC_KUBECONFIG=$(PRODUCTION_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) \
 	  TRAFFIC_SYNC_IMAGE=$(IMAGE) TRAFFIC_SYNC_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) TRAFFIC_NEXT_IMAGE=$(NEXT_IMAGE) TRAFFIC_NEXT_ARCHIVE=$(NEXT_ARCHIVE) \
-	  bash -c 'TRAFFIC_IMAGE=$$TOOLBOX_IMAGE go test -count=1 -tags traffic -timeout 30m -v \
-	    -run "^(TestSeedScenario|TestHeadlessStatefulSet|TestProduction.*)$$" ./test/traffic' \
+	  bash -c 'for mode in host per-member; do echo "test-production: sync in mode $$mode"; \
+	    TRAFFIC_SYNC_MODE=$$mode TRAFFIC_IMAGE=$$TOOLBOX_IMAGE go test -count=1 -tags traffic -timeout 30m -v \
+	    -run "^(TestSeedScenario|TestHeadlessStatefulSet|TestProduction.*)$$" ./test/traffic || exit 1; done' \
 	  || status=$$?; \
 	TESTBED_DIR=$(PRODUCTION_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
 	  { echo "test-production: tearing the real nodes down left the above behind"; status=1; }; \

@@ -1,6 +1,7 @@
 package install
 
 import (
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/runtime"
@@ -52,8 +53,20 @@ func readerObjects(c Config) []runtime.Object {
 		out = append(out, namedServiceAccount(name, c.Namespace), tokenSecret(ReaderTokenSecret(m.ID), name, c.Namespace),
 			clusterRoleBinding(name, ReaderRole, name, c.Namespace))
 	}
+	// Labelled apart, so that the readers go in one deletion when a member stops lending them
+	// (the move to host mode, or cutting the others off).
+	for _, o := range out {
+		m, _ := apimeta.Accessor(o)
+		m.GetLabels()[ComponentLabel] = ReaderComponent
+	}
 	return out
 }
+
+// ComponentLabel, ReaderComponent: the label of the readers' objects.
+const (
+	ComponentLabel  = "app.kubernetes.io/component"
+	ReaderComponent = "reader"
+)
 
 // InClusterKubeconfig is member id's kubeconfig for its own pods: its apiserver by the kubernetes
 // Service, with the CA and token files every pod has mounted. client-go rereads a tokenFile, so

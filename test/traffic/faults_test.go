@@ -32,8 +32,9 @@ func requireProduction(t *testing.T) {
 	}
 }
 
-// The leader sync pod is deleted at once (grace 0): the standby takes the Lease, and an endpoint
-// change made right after reaches every member within the Lease duration and one round. A pod
+// The leader sync pod is deleted at once (grace 0), in the host (per member: in the consumer,
+// whose sync alone carries changes there): the standby takes the Lease, and an endpoint change made
+// right after reaches every member within the Lease duration and one round. A pod
 // calling the service meanwhile sees no failed request, and nothing sync wrote is replaced.
 func TestProductionLeaderTakeover(t *testing.T) {
 	requireProduction(t)
@@ -42,8 +43,12 @@ func TestProductionLeaderTakeover(t *testing.T) {
 	before := readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve")
 
 	requests := loop(t, ns, "requests", fmt.Sprintf("curl -sS --max-time 2 http://%s/", name))
-	leader := leaderPod(t)
-	must(t, kubectl(nil, host, "-n", systemNS, "delete", "pod", leader, "--grace-period=0", "--force"), "delete the leader "+leader)
+	at := host
+	if perMember {
+		at = consumer
+	}
+	leader := leaderPod(t, at)
+	must(t, kubectl(nil, at, "-n", systemNS, "delete", "pod", leader, "--grace-period=0", "--force"), "delete the leader "+leader)
 	killed := time.Now()
 	must(t, kubectl(nil, "member1", "-n", ns, "scale", "deployment/serve", "--replicas=2"), "scale serve")
 	changed, copied := propagation(t, ns, before)
@@ -52,7 +57,7 @@ func TestProductionLeaderTakeover(t *testing.T) {
 	if d := copied.Sub(changed); d > leaseDuration+syncRound {
 		t.Fatalf("the change reached every member %s after it was made, more than the Lease duration and a round (%s)", d, leaseDuration+syncRound)
 	}
-	if now := leaderPod(t); now == leader {
+	if now := leaderPod(t, at); now == leader {
 		t.Fatalf("the Lease is still held by the deleted pod %s", leader)
 	}
 	requests.expectNoFailure(t)
@@ -91,13 +96,15 @@ func TestProductionRollingUpgrade(t *testing.T) {
 	before := readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve")
 
 	requests := loop(t, ns, "requests", fmt.Sprintf("curl -sS --max-time 2 http://%s/", name))
-	must(t, install(nextImage), "kubectl mcs install --image "+nextImage)
-	must(t, kubectl(nil, host, "-n", systemNS, "rollout", "status", "deployment/"+syncName, "--timeout=180s"), "sync's rollout")
-	eventually(t, 90*time.Second, "the old sync pods gone, two of "+nextImage+" left", func() (bool, string) {
-		images := strings.Fields(must(t, kubectl(nil, host, "-n", systemNS, "get", "pods", "-l", "app.kubernetes.io/name="+syncName,
-			"-o", "jsonpath={.items[*].spec.containers[0].image}"), "sync pods").stdout)
-		return len(images) == 2 && images[0] == nextImage && images[1] == nextImage, fmt.Sprint(images)
-	})
+	must(t, install(nextImage, perMember), "kubectl mcs install --image "+nextImage)
+	must(t, syncRollout("180s"), "sync's rollout")
+	for _, c := range syncMembers() {
+		eventually(t, 90*time.Second, c+": the old sync pods gone, two of "+nextImage+" left", func() (bool, string) {
+			images := strings.Fields(must(t, kubectl(nil, c, "-n", systemNS, "get", "pods", "-l", "app.kubernetes.io/name="+syncName,
+				"-o", "jsonpath={.items[*].spec.containers[0].image}"), "sync pods").stdout)
+			return len(images) == 2 && images[0] == nextImage && images[1] == nextImage, fmt.Sprint(images)
+		})
+	}
 	must(t, kubectl(nil, "member1", "-n", ns, "scale", "deployment/serve", "--replicas=2"), "scale serve")
 	propagation(t, ns, before)
 	requests.expectNoFailure(t)
@@ -128,12 +135,12 @@ func served(t *testing.T, prefix string, from ...string) (ns, name string) {
 	return ns, name
 }
 
-// leaderPod is the sync pod holding the Lease in the host.
-func leaderPod(t *testing.T) string {
+// leaderPod is the sync pod holding the Lease in member c.
+func leaderPod(t *testing.T, c string) string {
 	t.Helper()
 	var pod string
-	eventually(t, 60*time.Second, "a sync pod holds the Lease", func() (bool, string) {
-		l, err := clients[host].CoordinationV1().Leases(systemNS).Get(context.Background(), leaseName, metav1.GetOptions{})
+	eventually(t, 60*time.Second, c+": a sync pod holds the Lease", func() (bool, string) {
+		l, err := clients[c].CoordinationV1().Leases(systemNS).Get(context.Background(), leaseName, metav1.GetOptions{})
 		if err != nil || l.Spec.HolderIdentity == nil || *l.Spec.HolderIdentity == "" {
 			return false, fmt.Sprint(err)
 		}
@@ -167,26 +174,36 @@ func readyAddresses(t *testing.T, c, ns, selector string) map[string]bool {
 // it in the copies of every other member; it returns when each was first seen.
 func propagation(t *testing.T, ns string, before map[string]bool) (changed, copied time.Time) {
 	t.Helper()
+	var to []string
+	for _, c := range members {
+		if c != "member1" {
+			to = append(to, c)
+		}
+	}
+	return propagationFrom(t, ns, "member1", before, to...)
+}
+
+// propagationFrom waits for a ready endpoint of serve in src that was not in before, and then
+// for it in the copies of each member of to; it returns when each was first seen.
+func propagationFrom(t *testing.T, ns, src string, before map[string]bool, to ...string) (changed, copied time.Time) {
+	t.Helper()
 	var added string
 	deadline := time.Now().Add(2 * time.Minute)
 	for added == "" {
-		for a := range readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve") {
+		for a := range readyAddresses(t, src, ns, "kubernetes.io/service-name=serve") {
 			if !before[a] {
 				added, changed = a, time.Now()
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("no new ready endpoint of serve in member1 within 2m")
+			t.Fatalf("no new ready endpoint of serve in %s within 2m", src)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	for _, c := range members {
-		if c == "member1" {
-			continue
-		}
+	for _, c := range to {
 		for !readyAddresses(t, c, ns, "multicluster.kubernetes.io/service-name=serve")[added] {
 			if time.Now().After(deadline) {
-				t.Fatalf("%s: the copies of serve never got member1's new endpoint %s", c, added)
+				t.Fatalf("%s: the copies of serve never got %s's new endpoint %s", c, src, added)
 			}
 			time.Sleep(100 * time.Millisecond)
 		}

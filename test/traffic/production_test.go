@@ -5,7 +5,9 @@ package traffic
 // The production path (make test-production): nothing of kubectl-mcs runs on the host. The image
 // `make image` built is loaded into every node's containerd; the DNS server runs as the
 // Deployment `dns-server --print-manifests` prints, in every member; `init --dns` forwards the
-// zone to its Service; sync runs as the two replicas `kubectl mcs install` deploys in member1.
+// zone to its Service; sync runs as the two replicas `kubectl mcs install` deploys in member1, or
+// with TRAFFIC_SYNC_MODE=per-member as the two replicas of `sync --local` it deploys in every
+// member.
 // The seed tests then run unchanged, and the faults below each assert that no request failed and
 // no object was replaced.
 
@@ -35,7 +37,28 @@ var (
 	nextImage   = os.Getenv("TRAFFIC_NEXT_IMAGE")
 	nextArchive = os.Getenv("TRAFFIC_NEXT_ARCHIVE")
 	testbedDir  = os.Getenv("TESTBED_DIR")
+	// perMember: install --mode=per-member, a sync in every member (TRAFFIC_SYNC_MODE=per-member).
+	perMember = os.Getenv("TRAFFIC_SYNC_MODE") == "per-member"
 )
+
+// syncMembers are the members that run a sync Deployment in the mode under test.
+func syncMembers() []string {
+	if perMember {
+		return members
+	}
+	return []string{host}
+}
+
+// syncRollout waits for the sync Deployment of every member that runs one.
+func syncRollout(timeout string) result {
+	for _, c := range syncMembers() {
+		if r := kubectl(nil, c, "-n", systemNS, "rollout", "status", "deployment/"+syncName, "--timeout="+timeout); r.code != 0 {
+			r.stderr = c + ": " + r.stderr
+			return r
+		}
+	}
+	return result{}
+}
 
 // unreachableTimeout is the deployed sync's: how long a stopped member's endpoints stay.
 const unreachableTimeout = 20 * time.Second
@@ -78,11 +101,11 @@ func deployProduction() error {
 	if r := mcs("init", "--contexts", all, "--dns"); r.code != 0 {
 		return fmt.Errorf("kubectl mcs init --dns: %s", r.stderr)
 	}
-	if r := install(syncImage); r.code != 0 {
+	if r := install(syncImage, perMember); r.code != 0 {
 		return fmt.Errorf("kubectl mcs install: %s%s", r.stdout, r.stderr)
 	}
-	if r := kubectl(nil, host, "-n", systemNS, "rollout", "status", "deployment/"+syncName, "--timeout=120s"); r.code != 0 {
-		return fmt.Errorf("%s: sync's rollout: %s%s", host, r.stdout, r.stderr)
+	if r := syncRollout("120s"); r.code != 0 {
+		return fmt.Errorf("sync's rollout: %s%s", r.stdout, r.stderr)
 	}
 	if pids := hostProcesses(); len(pids) > 0 {
 		return fmt.Errorf("kubectl-mcs runs on the host (pids %v): the production path must run only pods", pids)
@@ -91,13 +114,18 @@ func deployProduction() error {
 }
 
 // install runs `kubectl mcs install` as docs/running-in-a-cluster.md tells an operator to: the
-// host's pods reach every other member at the address the bed gives its apiserver on the nodes'
-// segment.
-func install(image string) result {
-	args := []string{"install", "--context", host, "--contexts", strings.Join(members, ","), "--image", image,
+// pods reach every other member at the address the bed gives its apiserver on the nodes' segment;
+// in one mode or the other (per member: a sync in every member).
+func install(image string, perMember bool) result {
+	args := []string{"install", "--contexts", strings.Join(members, ","), "--image", image,
 		"--unreachable-timeout", unreachableTimeout.String()}
+	if perMember {
+		args = append(args, "--mode=per-member")
+	} else {
+		args = append(args, "--context", host)
+	}
 	for c, url := range apiservers() {
-		if c != host {
+		if perMember || c != host {
 			args = append(args, "--member-server", c+"="+url)
 		}
 	}
@@ -164,8 +192,10 @@ func hostProcesses() []int {
 
 // productionLogs prints what the pods said, for a failed run.
 func productionLogs() {
-	fmt.Fprintf(os.Stderr, "--- sync pods in %s\n%s\n", host,
-		tail(kubectl(nil, host, "-n", systemNS, "logs", "-l", "app.kubernetes.io/name="+syncName, "--tail=60", "--prefix").stdout, 120))
+	for _, c := range syncMembers() {
+		fmt.Fprintf(os.Stderr, "--- sync pods in %s\n%s\n", c,
+			tail(kubectl(nil, c, "-n", systemNS, "logs", "-l", "app.kubernetes.io/name="+syncName, "--tail=60", "--prefix").stdout, 120))
+	}
 	for _, c := range members {
 		r := kubectl(nil, c, "-n", systemNS, "get", "pods", "-o", "wide")
 		fmt.Fprintf(os.Stderr, "--- %s: pods of %s\n%s%s\n", c, systemNS, r.stdout, r.stderr)
