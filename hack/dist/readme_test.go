@@ -36,3 +36,14 @@ func TestReadmeInstallsWhatATagDefines(t *testing.T) {
 		t.Error("the README downloads a release that was never published")
 	}
 }
+
+// The README stays a page a user reads through: the details live in docs/.
+func TestReadmeLength(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > 350 {
+		t.Errorf("README.md has %d lines, more than 350: move details to docs/", n)
+	}
+}
