@@ -257,4 +257,3 @@ func uninstallPerMember(t *testing.T) {
 		})
 	}
 }
-
