@@ -62,6 +62,30 @@ func TestMemberObjects(t *testing.T) {
 	}
 }
 
+// In host mode the host member gets its Namespace and ServiceAccount from MemberObjects and from
+// HostObjects: the same objects, or every install would apply one then the other.
+func TestHostMemberObjectsAgree(t *testing.T) {
+	c := Config{Namespace: "ns", Image: "img:1", Members: []DeployedMember{{ID: "a", Lease: true}, {ID: "b"}}}
+	byName := map[string]runtime.Object{}
+	for _, o := range MemberObjects(c, c.Members[0], rbac.SyncRules) {
+		u, _ := Unstructured([]runtime.Object{o})
+		byName[u[0].GetKind()+"/"+u[0].GetName()] = o
+	}
+	shared := 0
+	for _, o := range HostObjects(c, nil) {
+		u, _ := Unstructured([]runtime.Object{o})
+		if m, ok := byName[u[0].GetKind()+"/"+u[0].GetName()]; ok {
+			shared++
+			if !reflect.DeepEqual(m, o) {
+				t.Errorf("%s/%s differs:\nmember %+v\nhost   %+v", u[0].GetKind(), u[0].GetName(), m, o)
+			}
+		}
+	}
+	if shared != 2 {
+		t.Errorf("%d objects shared, want the Namespace and the ServiceAccount", shared)
+	}
+}
+
 func TestDeployment(t *testing.T) {
 	c := Config{Namespace: "ns", Image: "img:1", Members: []DeployedMember{{ID: "a"}, {ID: "b", Lease: true}}}
 	objs := HostObjects(c, map[string][]byte{"a": []byte("A"), "b": []byte("B")})
@@ -228,5 +252,40 @@ func TestArgsPassTheUnreachableTimeout(t *testing.T) {
 	c.UnreachableTimeout = 90 * time.Second
 	if args := Args(c); args[len(args)-1] != "--unreachable-timeout=1m30s" {
 		t.Fatalf("Args = %v, want --unreachable-timeout=1m30s last", args)
+	}
+}
+
+// A changed kubeconfig changes the pod template, which rolls the pods; the same kubeconfigs keep
+// it, so that a second install changes nothing.
+func TestKubeconfigChecksumRollsThePods(t *testing.T) {
+	template := func(c Config, kubeconfigs map[string][]byte) corev1.PodTemplateSpec {
+		for _, o := range HostObjects(c, kubeconfigs) {
+			if d, ok := o.(*appsv1.Deployment); ok {
+				return d.Spec.Template
+			}
+		}
+		t.Fatal("no Deployment")
+		return corev1.PodTemplateSpec{}
+	}
+	for _, c := range []Config{
+		{Namespace: "ns", Image: "i", Members: []DeployedMember{{ID: "a", Lease: true}, {ID: "b"}}},
+		{Namespace: "ns", Image: "i", Members: []DeployedMember{{ID: "a", Lease: true}, {ID: "b"}}, Local: "a"},
+	} {
+		kcs := map[string][]byte{"a": []byte("server: https://kubernetes.default.svc"), "b": []byte("server: https://10.0.0.2:6443")}
+		first := template(c, kcs)
+		if first.Annotations[KubeconfigChecksumAnnotation] == "" {
+			t.Fatalf("local %q: no checksum: %v", c.Local, first.Annotations)
+		}
+		if again := template(c, map[string][]byte{"b": kcs["b"], "a": kcs["a"]}); !reflect.DeepEqual(again, first) {
+			t.Errorf("local %q: the same kubeconfigs changed the template: %v, then %v", c.Local, first.Annotations, again.Annotations)
+		}
+		moved := template(c, map[string][]byte{"a": kcs["a"], "b": []byte("server: https://10.0.0.3:6443")})
+		if moved.Annotations[KubeconfigChecksumAnnotation] == first.Annotations[KubeconfigChecksumAnnotation] {
+			t.Errorf("local %q: another server for b kept the template", c.Local)
+		}
+		// The bytes of one key moved to another are another Secret.
+		if shifted := template(c, map[string][]byte{"a": []byte("server: https://kubernetes.default.svcserver: "), "b": []byte("https://10.0.0.2:6443")}); shifted.Annotations[KubeconfigChecksumAnnotation] == first.Annotations[KubeconfigChecksumAnnotation] {
+			t.Errorf("local %q: bytes moved between keys kept the checksum", c.Local)
+		}
 	}
 }

@@ -6,8 +6,12 @@
 package install
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -155,12 +159,30 @@ func namespaceObject(name string) *corev1.Namespace {
 	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: meta(name, "")}
 }
 
+// serviceAccount is the writer, the same object whether MemberObjects or HostObjects makes it
+// (in host mode the host member gets both), so that a second install changes nothing. Its token
+// is mounted only where a pod asks for it: per member, the Deployment does.
 func serviceAccount(namespace string) *corev1.ServiceAccount {
-	return namedServiceAccount(Name, namespace)
+	sa := namedServiceAccount(Name, namespace)
+	sa.AutomountServiceAccountToken = new(bool)
+	return sa
 }
 
 func namedServiceAccount(name, namespace string) *corev1.ServiceAccount {
 	return &corev1.ServiceAccount{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ServiceAccount"}, ObjectMeta: meta(name, namespace)}
+}
+
+// KubeconfigChecksumAnnotation on the pod template is a checksum of the kubeconfig Secret's data.
+const KubeconfigChecksumAnnotation = "mcs.kubectl.io/kubeconfigs-checksum"
+
+// checksum is a sha256 over data's keys and values, in key order.
+func checksum(data map[string][]byte) string {
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(data)) {
+		fmt.Fprintf(h, "%d:%s%d:", len(k), k, len(data[k]))
+		h.Write(data[k])
+	}
+	return hex.EncodeToString(h.Sum(nil))
 }
 
 // KubeconfigKey is the key of a member's kubeconfig in the Secret.
@@ -190,12 +212,13 @@ func HostObjects(c Config, kubeconfigs map[string][]byte) []runtime.Object {
 		Spec: policyv1.PodDisruptionBudgetSpec{MinAvailable: &minAvailable,
 			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{appLabel: Name}}},
 	}
+	// The pods read their kubeconfigs once: a changed Secret changes the template, which rolls them.
+	d := Deployment(c)
+	d.Spec.Template.Annotations = map[string]string{KubeconfigChecksumAnnotation: checksum(secret.Data)}
 	if c.Local != "" {
-		return []runtime.Object{secret, Deployment(c), pdb}
+		return []runtime.Object{secret, d, pdb}
 	}
-	sa := serviceAccount(c.Namespace)
-	sa.AutomountServiceAccountToken = new(bool)
-	return []runtime.Object{namespaceObject(c.Namespace), sa, secret, Deployment(c), pdb}
+	return []runtime.Object{namespaceObject(c.Namespace), serviceAccount(c.Namespace), secret, d, pdb}
 }
 
 // Args are the deployed sync's arguments.

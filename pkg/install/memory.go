@@ -56,7 +56,13 @@ func Count(clusters []snapshot.Cluster) Footprint {
 		if !c.HasData() {
 			continue
 		}
-		f.Objects += len(c.Namespaces) + len(c.ServiceExports)
+		f.Objects += len(c.ServiceExports)
+		for _, ns := range c.Namespaces {
+			// The namespace install makes is left out: a second install sizes as the first.
+			if ns != DefaultNamespace {
+				f.Objects++
+			}
+		}
 		for _, s := range c.Services {
 			if !names.IsManaged(s.Labels) {
 				f.Objects++

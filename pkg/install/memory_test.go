@@ -57,6 +57,13 @@ func TestCount(t *testing.T) {
 	if want := (Footprint{Members: 4, Objects: 18, Records: 8, Endpoints: 9}); got != want {
 		t.Errorf("Count = %+v, want %+v", got, want)
 	}
+	// Once installed, the members hold install's namespace: the same count, the same memory.
+	for i := range clusters {
+		clusters[i].Namespaces = append(clusters[i].Namespaces, DefaultNamespace)
+	}
+	if again := Count(clusters); again != got {
+		t.Errorf("Count with install's namespace = %+v, want %+v", again, got)
+	}
 }
 
 func TestMemory(t *testing.T) {

@@ -92,10 +92,16 @@ func readVersions(t *testing.T) versions {
 // tests may still be going away).
 func settledVersions(t *testing.T) versions {
 	t.Helper()
-	v := readVersions(t)
+	return settled(t, func() versions { return readVersions(t) })
+}
+
+// settled reads until two reads a second apart agree.
+func settled(t *testing.T, read func() versions) versions {
+	t.Helper()
+	v := read()
 	for range 60 {
 		time.Sleep(time.Second)
-		w := readVersions(t)
+		w := read()
 		if reflect.DeepEqual(v, w) {
 			return w
 		}
