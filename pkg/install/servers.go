@@ -1,12 +1,16 @@
 package install
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
 )
 
 // InClusterServer is how the pods of a cluster reach their own apiserver: the kubernetes
@@ -37,9 +41,11 @@ func ParseMemberServers(values []string) (map[string]string, error) {
 
 // Unreachable says why pods of another cluster cannot reach server: "loopback" (127.0.0.0/8,
 // ::1, localhost), "link-local" (169.254.0.0/16, fe80::/10), "unspecified" (0.0.0.0, ::); "" when
-// none of these. Only the address is judged: a name other than localhost is not resolved.
+// none of these. Only the address is judged: a name other than localhost is not resolved. The
+// server is read as client-go reads it, a scheme-less HOST:PORT included (url.Parse fails on
+// 127.0.0.1:6443 and takes localhost:6443 for a scheme; client-go dials https://HOST:PORT).
 func Unreachable(server string) string {
-	u, err := url.Parse(server)
+	u, _, err := rest.DefaultServerURL(server, "", schema.GroupVersion{}, true)
 	if err != nil {
 		return ""
 	}
@@ -72,8 +78,8 @@ type ServerOf struct {
 // Servers decides the API server address the pods of host use for each member, by member ID
 // ("" keeps the kubeconfig's): given[context] as asked, with a warning when pods cannot reach
 // it; the host's own apiserver by InClusterServer; any other member's kubeconfig server, refused
-// when it is a loopback, link-local or unspecified address. A context of given that is no member
-// is refused too. host "" (per member) is the other members' pods: every member is judged, as
+// when it is a loopback, link-local or unspecified address (every such member in one error). A
+// context of given that is no member is refused too. host "" (per member) is the other members' pods: every member is judged, as
 // its own pods never use these addresses.
 func Servers(host string, members []ServerOf, given map[string]string) (map[string]string, []string, error) {
 	pods := fmt.Sprintf("the sync pods in %q", host)
@@ -81,7 +87,7 @@ func Servers(host string, members []ServerOf, given map[string]string) (map[stri
 		pods = "the sync pods of the other members"
 	}
 	out := map[string]string{}
-	var warnings []string
+	var warnings, refused []string
 	known := map[string]bool{}
 	for _, m := range members {
 		known[m.Context] = true
@@ -98,10 +104,18 @@ func Servers(host string, members []ServerOf, given map[string]string) (map[stri
 			continue
 		}
 		if why := Unreachable(m.Server); why != "" {
-			return nil, nil, fmt.Errorf("cluster %q: its kubeconfig server %s is a %s address, which %s cannot reach: pass --member-server=%s=https://ADDRESS:PORT",
-				m.ID, m.Server, why, pods, m.Context)
+			refused = append(refused, fmt.Sprintf("cluster %q: its kubeconfig server %s is a %s address, which %s cannot reach: pass --member-server=%s=https://ADDRESS:PORT",
+				m.ID, m.Server, why, pods, m.Context))
 		}
 		out[m.ID] = ""
+	}
+	// Every member at fault in one error, a line each: one run tells them all.
+	switch len(refused) {
+	case 0:
+	case 1:
+		return nil, nil, errors.New(refused[0])
+	default:
+		return nil, nil, fmt.Errorf("%d members' kubeconfig servers cannot be reached:\n  %s", len(refused), strings.Join(refused, "\n  "))
 	}
 	for _, ctx := range slices.Sorted(maps.Keys(given)) {
 		if !known[ctx] {

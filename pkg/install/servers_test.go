@@ -60,6 +60,17 @@ func TestUnreachable(t *testing.T) {
 		"https://mylocalhost:6443":         "",
 		"https://api.example.com/prefix":   "",
 		"https://kubernetes.default.svc:1": "",
+		// Without a scheme, as client-go reads them: https://HOST:PORT (issue 49).
+		"127.0.0.1:6443":       "loopback",
+		"localhost:6443":       "loopback",
+		"[::1]:6443":           "loopback",
+		"0.0.0.0:6443":         "unspecified",
+		"169.254.1.1:6443":     "link-local",
+		"127.0.0.1":            "loopback",
+		"10.0.0.2:6443":        "",
+		"api.example.com:6443": "",
+		"[fd00::2]:6443":       "",
+		"":                     "",
 	} {
 		if got := Unreachable(server); got != want {
 			t.Errorf("Unreachable(%s) = %q, want %q", server, got, want)
@@ -89,6 +100,16 @@ func TestServers(t *testing.T) {
 	if err != nil || got["member1"] != "https://[fe80::1]:6443" || got["member3"] != "https://127.0.0.1:32802" || len(warnings) != 2 ||
 		!strings.Contains(strings.Join(warnings, "\n"), `cluster "member3": --member-server=ctx3=https://127.0.0.1:32802 is a loopback address, which the sync pods in "ctx1" cannot reach`) {
 		t.Errorf("got %v %q %v", got, warnings, err)
+	}
+	// Every member at fault in one error, a line each, scheme-less servers among them.
+	two := []ServerOf{members[0], {Context: "ctx2", ID: "member2", Server: "localhost:6443"}, {Context: "ctx3", ID: "member3", Server: "[::1]:6443"},
+		{Context: "ctx4", ID: "member4", Server: "api.example.com:6443"}}
+	_, _, err = Servers("ctx1", two, nil)
+	want = "2 members' kubeconfig servers cannot be reached:\n" +
+		`  cluster "member2": its kubeconfig server localhost:6443 is a loopback address, which the sync pods in "ctx1" cannot reach: pass --member-server=ctx2=https://ADDRESS:PORT` + "\n" +
+		`  cluster "member3": its kubeconfig server [::1]:6443 is a loopback address, which the sync pods in "ctx1" cannot reach: pass --member-server=ctx3=https://ADDRESS:PORT`
+	if err == nil || err.Error() != want {
+		t.Errorf("two members at fault: got\n%v\nwant\n%s", err, want)
 	}
 	// A host outside the clusterset: every member is judged.
 	if _, _, err := Servers("elsewhere", members[1:2], nil); err != nil {

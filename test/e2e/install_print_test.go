@@ -202,24 +202,29 @@ func kindsOf(objs []*unstructured.Unstructured) []string {
 }
 
 // TestInstallRefusesLoopback: a member whose kubeconfig server is a loopback address is refused,
-// naming it and the flag, by install and --print-manifests alike, before anything is written;
+// naming it and the flag (every such member in one refusal), by install and --print-manifests alike, before anything is written;
 // given explicitly, the address is taken with a warning.
 func TestInstallRefusesLoopback(t *testing.T) {
 	uninstall(t)
 	t.Cleanup(func() { uninstall(t) })
 	before := settledVersions(t)
-	want := fmt.Sprintf(`cluster "member2": its kubeconfig server %s is a loopback address, which the sync pods in "member1" cannot reach: pass --member-server=member2=https://ADDRESS:PORT`, server(t, "member2"))
+	refusal := func(c string) string {
+		return fmt.Sprintf(`cluster %q: its kubeconfig server %s is a loopback address, which the sync pods in "member1" cannot reach: pass --member-server=%s=https://ADDRESS:PORT`, c, server(t, c), c)
+	}
+	// Both at fault, named in one refusal, a line each; the host's own loopback never is.
 	for _, args := range [][]string{
 		{"install", "--contexts", allMembers, "--context", "member1"},
 		{"install", "--contexts", allMembers, "--context", "member1", "--member-credentials=current"},
 		{"sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", "--member-credentials=current"},
 	} {
-		oneError(t, mcs(args...), want)
+		r := mcs(args...)
+		oneError(t, r, "2 members' kubeconfig servers cannot be reached:")
+		if want := "\n  " + refusal("member2") + "\n  " + refusal("member3") + "\n"; !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: the refusal does not name both members:\n%s", strings.Join(args, " "), r.stderr)
+		}
 		unchanged(t, before, strings.Join(args, " "))
 	}
-	// member3 is judged too, once member2 has an address; the host's own loopback never is.
-	oneError(t, mcs("install", "--contexts", allMembers, "--context", "member1", "--member-server=member2=https://10.0.0.2:6443"),
-		fmt.Sprintf(`cluster "member3": its kubeconfig server %s is a loopback address, which the sync pods in "member1" cannot reach: pass --member-server=member3=https://ADDRESS:PORT`, server(t, "member3")))
+	oneError(t, mcs("install", "--contexts", allMembers, "--context", "member1", "--member-server=member2=https://10.0.0.2:6443"), refusal("member3"))
 	unchanged(t, before, "install with member3's loopback")
 
 	r := mustMCS(t, "sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", "--member-credentials=current", memberServers(t, "member2", "member3"))

@@ -112,6 +112,13 @@ func TestPerMemberRefusals(t *testing.T) {
 		!strings.Contains(err.Error(), "which the sync pods of the other members cannot reach: pass --member-server=member1=") {
 		t.Errorf("per member, member1 at loopback: %v", err)
 	}
+	// Both at loopback: one refusal names both.
+	if err := validate(t, kc, "--mode=per-member"); err == nil ||
+		!strings.HasPrefix(err.Error(), "2 members' kubeconfig servers cannot be reached:\n") ||
+		!strings.Contains(err.Error(), "\n  "+`cluster "member1": its kubeconfig server http://127.0.0.1:`) ||
+		!strings.Contains(err.Error(), "\n  "+`cluster "member2": its kubeconfig server http://127.0.0.1:`) {
+		t.Errorf("per member, both at loopback: %v", err)
+	}
 	if err := validate(t, kc, append(servers, "--mode=per-member")...); err != nil {
 		t.Errorf("per member with every address: %v", err)
 	}
