@@ -11,8 +11,14 @@ import (
 // TokenKubeconfig is a member's kubeconfig for the deployed sync: its apiserver at address (""
 // : as the user's kubeconfig reaches it), the CA the user trusts it with (else the one the token
 // Secret carries), and the ServiceAccount token. Cluster, user and context are all named by the
-// member's ID, so the files merge without collisions.
+// member's ID, so the files merge without collisions. At InClusterServer (the host's own
+// apiserver, from inside) the CA is the token Secret's alone, with no TLS server name: the
+// cluster's own CA, which signs what the kubernetes Service serves, where the user's may be a
+// proxy's or another signer's, and the name the user's certificate check needs another.
 func TokenKubeconfig(id string, server *rest.Config, address string, secretCA []byte, token string) ([]byte, error) {
+	if address == InClusterServer {
+		return write(id, &clientcmdapi.Cluster{Server: address, CertificateAuthorityData: secretCA}, &clientcmdapi.AuthInfo{Token: token})
+	}
 	ca, err := caData(server)
 	if err != nil {
 		return nil, fmt.Errorf("cluster %q: reading its CA: %w", id, err)

@@ -123,23 +123,36 @@ func TestServers(t *testing.T) {
 	}
 }
 
-// The kubeconfigs embed the address decided, with the same CA and TLS settings.
+// The kubeconfigs embed the address decided, with the same CA and TLS settings; the host's own
+// apiserver from inside (InClusterServer) with the token Secret's CA and no TLS server name.
 func TestKubeconfigAtAddress(t *testing.T) {
-	b, err := TokenKubeconfig("m1", &rest.Config{Host: "https://127.0.0.1:32800", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("user CA"), ServerName: "kubernetes"}},
-		InClusterServer, nil, "tok")
-	if err != nil {
-		t.Fatal(err)
+	user := &rest.Config{Host: "https://proxy.example.com:443", TLSClientConfig: rest.TLSClientConfig{CAData: []byte("proxy CA"), ServerName: "proxy.example.com"}}
+	for _, tc := range []struct{ address, server, ca, name string }{
+		{InClusterServer, InClusterServer, "secret CA", ""},
+		{"https://10.0.0.1:6443", "https://10.0.0.1:6443", "proxy CA", "proxy.example.com"},
+		{"", "https://proxy.example.com:443", "proxy CA", "proxy.example.com"},
+	} {
+		b, err := TokenKubeconfig("m1", user, tc.address, []byte("secret CA"), "tok")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _ := clientcmd.Load(b)
+		if cl := c.Clusters["m1"]; cl.Server != tc.server || string(cl.CertificateAuthorityData) != tc.ca || cl.TLSServerName != tc.name || cl.InsecureSkipTLSVerify || c.AuthInfos["m1"].Token != "tok" {
+			t.Errorf("at %q: cluster %+v, want server %s, CA %q, TLS server name %q", tc.address, cl, tc.server, tc.ca, tc.name)
+		}
 	}
+	// In-cluster, the user's insecure-skip-tls-verify is not carried either: the CA is known.
+	b, _ := TokenKubeconfig("m1", &rest.Config{Host: "https://127.0.0.1:1", TLSClientConfig: rest.TLSClientConfig{Insecure: true}}, InClusterServer, []byte("secret CA"), "tok")
 	c, _ := clientcmd.Load(b)
-	if cl := c.Clusters["m1"]; cl.Server != InClusterServer || string(cl.CertificateAuthorityData) != "user CA" || cl.TLSServerName != "kubernetes" {
-		t.Errorf("token kubeconfig cluster %+v", cl)
+	if cl := c.Clusters["m1"]; cl.InsecureSkipTLSVerify || string(cl.CertificateAuthorityData) != "secret CA" {
+		t.Errorf("in-cluster from an insecure context: %+v", cl)
 	}
 	raw := clientcmdapi.Config{
 		Clusters:  map[string]*clientcmdapi.Cluster{"kind-a": {Server: "https://127.0.0.1:1", CertificateAuthorityData: []byte("CA")}},
 		AuthInfos: map[string]*clientcmdapi.AuthInfo{"admin": {Token: "t"}},
 		Contexts:  map[string]*clientcmdapi.Context{"a": {Cluster: "kind-a", AuthInfo: "admin"}},
 	}
-	b, err = CurrentKubeconfig(raw, "a", "member-a", "https://10.0.0.1:6443")
+	b, err := CurrentKubeconfig(raw, "a", "member-a", "https://10.0.0.1:6443")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,8 +3,10 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"fmt"
 	"net/url"
 	"reflect"
@@ -301,7 +303,7 @@ func kubeconfigSecret(t *testing.T, objs []*unstructured.Unstructured) *corev1.S
 
 // TestInstallThenPrint: what install applied in the host is what --print-manifests prints
 // afterwards, the same tokens included; the host's pods reach their own apiserver at
-// kubernetes.default.svc, which its serving certificate names, and the others at --member-server.
+// kubernetes.default.svc, verified with the token Secret's CA, and the others at --member-server.
 func TestInstallThenPrint(t *testing.T) {
 	uninstall(t)
 	t.Cleanup(func() { uninstall(t) })
@@ -331,16 +333,31 @@ func TestInstallThenPrint(t *testing.T) {
 			t.Errorf("%s: kubeconfig server %v, want %s with the CA (%v)", c, kc.Clusters[c], want, err)
 		}
 	}
-	// The host's apiserver certificate names the address its pods use.
-	u, _ := url.Parse(server(t, "member1"))
-	conn, err := tls.Dial("tcp", u.Host, &tls.Config{InsecureSkipVerify: true}) // only the names are read
+	// The host's pods trust the cluster's own CA, the token Secret's, and no other name: with
+	// them, its apiserver's certificate is verified as kubernetes.default.svc.
+	tok, err := clients["member1"].kube.CoreV1().Secrets(install.DefaultNamespace).Get(context.Background(), install.TokenSecret, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	if names := conn.ConnectionState().PeerCertificates[0].DNSNames; !slices.Contains(names, "kubernetes.default.svc") {
-		t.Errorf("member1's apiserver certificate names %v, not kubernetes.default.svc", names)
+	kc, err := clientcmd.Load(s.Data[install.KubeconfigKey("member1")])
+	if err != nil {
+		t.Fatal(err)
 	}
+	in := kc.Clusters["member1"]
+	if !bytes.Equal(in.CertificateAuthorityData, tok.Data["ca.crt"]) || in.TLSServerName != "" || in.InsecureSkipTLSVerify {
+		t.Errorf("member1's in-cluster kubeconfig: CA of %d bytes (the token Secret's %d), TLS server name %q, insecure %v",
+			len(in.CertificateAuthorityData), len(tok.Data["ca.crt"]), in.TLSServerName, in.InsecureSkipTLSVerify)
+	}
+	roots := x509.NewCertPool()
+	if !roots.AppendCertsFromPEM(in.CertificateAuthorityData) {
+		t.Fatal("member1's in-cluster CA holds no certificate")
+	}
+	u, _ := url.Parse(server(t, "member1"))
+	conn, err := tls.Dial("tcp", u.Host, &tls.Config{RootCAs: roots, ServerName: "kubernetes.default.svc"})
+	if err != nil {
+		t.Fatalf("member1's apiserver, verified as its pods would: %v", err)
+	}
+	conn.Close()
 }
 
 // contains says whether got holds every field of want with the same value (lists element by
