@@ -20,7 +20,7 @@ func TestHealthyPasses(t *testing.T) {
 	if r.Summary.Failed != 0 || r.Summary.Warnings != 0 {
 		t.Fatalf("healthy clusterset:\n%s", failed(r))
 	}
-	want := map[string]int{CheckReachable: 3, CheckCRDs: 3, CheckClusterID: 3, CheckRBAC: 3, CheckClock: 1, CheckDNS: 3,
+	want := map[string]int{CheckSync: 1, CheckReachable: 3, CheckCRDs: 3, CheckClusterID: 3, CheckRBAC: 3, CheckClock: 1, CheckDNS: 3,
 		CheckExportService: 2, CheckExportConds: 2, CheckConflict: 2, CheckEndpoints: 2,
 		CheckImport: 3, CheckImportIP: 3, CheckDerived: 3, CheckSlices: 6, CheckFreshness: 6}
 	for check, n := range want {
@@ -42,6 +42,22 @@ func TestSingleFaults(t *testing.T) {
 		sev          Severity
 		message, fix string
 	}{
+		{"no sync runs", func(s *Snapshot) { s.Clusters[0].Syncs = nil },
+			CheckSync, "", Warn, "no sync runs in the clusterset", "kubectl mcs sync --watch"},
+		{"the installed sync stopped", func(s *Snapshot) { s.Clusters[0].Syncs[0].Renewed = now.Add(-5 * time.Minute) },
+			CheckSync, "member1", Fail, "not running: its Lease was last renewed 5m0s ago", "kubectl --context member1 -n kubectl-mcs-system get deployment kubectl-mcs-sync"},
+		{"the sync cannot read a member", func(s *Snapshot) {
+			m := &s.Clusters[0].Syncs[0].View.Members[2]
+			m.State, m.Message = snapshot.Unreachable, "unreachable since 2026-11-28T10:00:00Z"
+		}, CheckSync, "member1", Warn, `cannot read cluster "member3" (unreachable): unreachable since 2026-11-28T10:00:00Z`, "kubectl --context member1 -n kubectl-mcs-system logs"},
+		{"per member, one member runs no sync", func(s *Snapshot) {
+			for i, id := range []string{"member1", "member2"} {
+				y := s.Clusters[0].Syncs[0]
+				v := *y.View
+				v.Local, y.Cluster, y.View = id, id, &v
+				s.Clusters[i].Syncs = []snapshot.Sync{y}
+			}
+		}, CheckSync, "member3", Warn, "runs no sync of its own", "kubectl mcs install --mode=per-member"},
 		{"sync never ran", func(s *Snapshot) {
 			e := memberOf(s, "member1").ServiceExports[0]
 			e.Status.Conditions, e.ManagedFields = nil, e.ManagedFields[:1]

@@ -106,6 +106,13 @@ func healthy() *Snapshot {
 		withDNSServer(&m, fmt.Sprintf("10.96.%d.53", i))
 		s.Clusters = append(s.Clusters, m)
 	}
+	// sync installed in member1, renewing its Lease, every member read.
+	view := &snapshot.SyncView{Synced: true}
+	for _, m := range s.Clusters {
+		view.Members = append(view.Members, snapshot.SyncViewedMember{Cluster: m.ID, State: snapshot.Reachable})
+	}
+	s.Clusters[0].Syncs = []snapshot.Sync{{Cluster: "member1", Namespace: names.SystemNamespace, Holder: "kubectl-mcs-sync-5d4f-x2x_0e1f",
+		Renewed: now.Add(-2 * time.Second), LeaseDuration: 15 * time.Second, View: view}}
 	return s
 }
 

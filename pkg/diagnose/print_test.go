@@ -40,7 +40,7 @@ func TestJUnitParsesBack(t *testing.T) {
 			}
 		}
 	}
-	if cases != len(r.Results) || len(got.Suites) != 15 {
+	if cases != len(r.Results) || len(got.Suites) != 16 {
 		t.Errorf("%d testcases in %d suites, want one per result (%d)", cases, len(got.Suites), len(r.Results))
 	}
 	if failure == nil || failure.Name != "member3 service/demo/derived-serve" || failure.ClassName != "diagnose.derived-service" ||
@@ -113,7 +113,7 @@ func TestReportJSON(t *testing.T) {
 	}
 	res := doc["results"].([]any)[0].(map[string]any)
 	if doc["apiVersion"] != "mcs.kubectl.io/v1alpha1" || doc["kind"] != "DiagnoseReport" || doc["summary"].(map[string]any)["failed"] != 1.0 ||
-		res["check"] != "reachable" || res["severity"] != "ok" || len(doc["clusters"].([]any)) != 3 {
+		res["check"] != "sync" || res["severity"] != "ok" || len(doc["clusters"].([]any)) != 3 {
 		t.Errorf("%s", b)
 	}
 }

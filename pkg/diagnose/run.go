@@ -26,7 +26,7 @@ func Run(s *Snapshot) *Report {
 		svcs = append(svcs, service{key: key{Namespace: it.Namespace, Name: it.Name}, item: it})
 	}
 	var results []Result
-	for _, f := range []func(*Snapshot) []Result{checkReachable, checkCRDs, checkClusterIDs, checkRBAC, checkClock, checkDNS, checkKarmada} {
+	for _, f := range []func(*Snapshot) []Result{checkSync, checkReachable, checkCRDs, checkClusterIDs, checkRBAC, checkClock, checkDNS, checkKarmada} {
 		results = append(results, f(s)...)
 	}
 	results = append(results, checkExports(s, svcs, objs)...)

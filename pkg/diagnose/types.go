@@ -37,6 +37,7 @@ const (
 
 // Check names, in the order their sections are printed.
 const (
+	CheckSync          = "sync"
 	CheckReachable     = "reachable"
 	CheckCRDs          = "crds"
 	CheckClusterID     = "cluster-id"
@@ -58,7 +59,7 @@ const (
 )
 
 // Order is the order of the sections.
-var Order = []string{CheckReachable, CheckCRDs, CheckClusterID, CheckRBAC, CheckClock, CheckDNS,
+var Order = []string{CheckSync, CheckReachable, CheckCRDs, CheckClusterID, CheckRBAC, CheckClock, CheckDNS,
 	CheckExportService, CheckExportConds, CheckConflict, CheckEndpoints,
 	CheckImport, CheckImportIP, CheckDerived, CheckSlices, CheckFreshness, CheckForeignSlice,
 	CheckKarmada, CheckKarmadaPlaced}

@@ -104,6 +104,7 @@ func read(ctx context.Context, m *clusterset.Connection, ns, service string, chu
 		}()
 		inner.Wait()
 	})
+	run(func() { c.Syncs = readSyncs(ctx, m) })
 	run(func() {
 		l, err := listAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Namespace, string, error) {
 			l, err := kc.CoreV1().Namespaces().List(ctx, o)
@@ -177,7 +178,7 @@ func read(ctx context.Context, m *clusterset.Connection, ns, service string, chu
 			c.State = snapshot.Unreachable
 		}
 	case noCRDs:
-		c = snapshot.Cluster{ID: c.ID, Context: c.Context, IDSource: c.IDSource, State: snapshot.NoCRDs, Message: mcsapi.ErrNotInstalled{}.Error()}
+		c = snapshot.Cluster{ID: c.ID, Context: c.Context, IDSource: c.IDSource, State: snapshot.NoCRDs, Message: mcsapi.ErrNotInstalled{}.Error(), Syncs: c.Syncs}
 	default:
 		c.State = snapshot.Reachable
 	}

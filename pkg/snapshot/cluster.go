@@ -29,6 +29,9 @@ type Cluster struct {
 	LastKnown bool
 	// NamespacesUnknown: the namespaces could not be listed.
 	NamespacesUnknown bool
+	// Syncs are the syncs whose Lease is in this member (installed ones, and any run with
+	// --leader-elect), as their Leases tell them.
+	Syncs []Sync
 	Objects
 }
 

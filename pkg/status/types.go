@@ -54,6 +54,8 @@ type MultiClusterServiceStatusList struct {
 	// Items has one entry per multi-cluster service: a ServiceExport or a ServiceImport of that
 	// namespace/name exists in some readable member. Sorted by namespace, name.
 	Items []MultiClusterServiceStatus `json:"items"`
+	// Syncs are the syncs running in the members read, by their Leases (Syncs).
+	Syncs []SyncStatus `json:"syncs,omitempty"`
 }
 
 // ClusterInfo is one member and whether it could be read.

@@ -215,10 +215,27 @@ func (o *Options) Run(ctx context.Context) error {
 	if w := status.UnknownWarning(l); w != "" && o.Service == "" {
 		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
 	}
+	l.Syncs = status.Syncs(clusters, time.Now())
+	o.tellSyncs(l.Syncs)
 	built := time.Now()
 	err := o.print(o.Out, l)
 	klog.V(4).InfoS("status", "clusters", len(clusters), "items", len(l.Items), "read", read.Sub(start), "join", built.Sub(read), "print", time.Since(built))
 	return err
+}
+
+// tellSyncs writes, with a table, a line per sync running in the members and a warning for what
+// it cannot do (-o json and yaml carry them as syncs).
+func (o *Options) tellSyncs(syncs []status.SyncStatus) {
+	if f := *o.PrintFlags.OutputFormat; f != "" && f != "wide" {
+		return
+	}
+	lines, warnings := status.SyncLines(syncs, time.Now())
+	for _, l := range lines {
+		fmt.Fprintln(o.ErrOut, l)
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(o.ErrOut, "Warning: %s\n", w)
+	}
 }
 
 // unreadShown says what the output shows of a cluster that could not be read, as status.Build

@@ -320,6 +320,9 @@ func (o *Options) watch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if e != nil {
+		e.SetView(r.View)
+	}
 	health.HandleFunc("/readyz", process.ReadyzHandler(e, ready))
 	if err := process.Serve(ctx, o.HealthAddr, health); err != nil {
 		return err

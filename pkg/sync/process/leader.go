@@ -21,6 +21,7 @@ import (
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/rbac"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
 const (
@@ -79,6 +80,7 @@ type Elector struct {
 	lease  leaseState
 	lead   bool
 	led    bool
+	view   func() snapshot.SyncView // what the leader stamps on the Lease (SetView)
 }
 
 func (e *Elector) leading() bool {
@@ -212,7 +214,7 @@ func (e *Elector) Run(ctx context.Context, namespace string, run func(context.Co
 	host, _ := os.Hostname()
 	lock := &observedLock{e: e, Interface: &resourcelock.LeaseLock{
 		LeaseMeta:  metav1.ObjectMeta{Name: LeaseName, Namespace: namespace},
-		Client:     holder.Client.CoordinationV1(),
+		Client:     stampedLeases{LeasesGetter: holder.Client.CoordinationV1(), e: e},
 		LockConfig: resourcelock.ResourceLockConfig{Identity: host + "_" + uuid.NewString()},
 	}}
 	klog.InfoS("leader election", "cluster", holder.ID, "lease", namespace+"/"+LeaseName, "identity", lock.Identity())

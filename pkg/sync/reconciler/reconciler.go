@@ -79,6 +79,7 @@ type Reconciler struct {
 	changes    []Change
 	watching   bool // Run: no pass report; each sync's changes go to OnChanges
 	pending    map[key][]Change
+	lastSync   time.Time // when a service's sync last ended (View)
 	now        func() time.Time
 }
 
@@ -294,6 +295,7 @@ func (r *Reconciler) syncKey(ctx context.Context, k key) error {
 	}
 	r.keepFailing(fs)
 	r.tellChanges(k)
+	r.synced(r.now())
 	if m := r.opts.Metrics; m != nil {
 		m.SyncLatency.Observe(time.Since(start).Seconds())
 	}
