@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -62,12 +63,32 @@ var modelFigures = []modelFigure{
 	{"writes per endpoint change", "", "%.1f", nil, func(r *Results) float64 { return r.WritesPerChange }},
 }
 
+// amount is v in the figure's unit, large memory in GiB and large CPU in hours too.
+func (f modelFigure) amount(v float64) string {
+	switch {
+	case f.unit == "MiB" && v >= 1024:
+		return fmt.Sprintf("%.1f GiB", v/1024)
+	case f.unit == "CPU s" && v >= 3600:
+		return fmt.Sprintf("%.0f CPU s (%.1f h)", v, v/3600)
+	}
+	return fmt.Sprintf(f.format+"%s", v, orBlank(" ", f.unit))
+}
+
+// slope is a change per member added, in the figure's unit.
+func (f modelFigure) slope(v float64) string {
+	format := "%+.3g"
+	if math.Abs(v) >= 100 {
+		format = "%+.0f"
+	}
+	return fmt.Sprintf(format+"%s", v, orBlank(" ", f.unit))
+}
+
 // modelColumns are a figure's three cells at m members: host mode's one sync; one member's sync in
 // per-member mode (its figure's line); and every member's sync, m times the line of the mean sync
 // (every sync's figure over the members, per run). Each says its slope per member added.
 func modelColumns(f modelFigure, host, pm *series, m float64) [3]string {
 	cell := func(v, slope float64) string {
-		return fmt.Sprintf(f.format+"%s (%+.3g a member)", v, orBlank(" ", f.unit), slope)
+		return fmt.Sprintf("%s (%s a member)", f.amount(v), f.slope(slope))
 	}
 	var out [3]string
 	h := fitRuns(host, f.all) // host mode: its one sync is every sync

@@ -216,11 +216,11 @@ func TestModelColumns(t *testing.T) {
 	pm := &series{mode: modePerMember, runs: []*Results{perMemberRun("3", 5, 40, 12, 0.002), perMemberRun("4", 40, 75, 100, 0.002)}}
 	rss := modelColumns(modelFigures[0], host, pm, 255)
 	// host: 60 + 4 × 250 = 1060; one: 40 + 1 × 250 = 290; all: the mean is the one's here, 255 × 290.
-	if rss[0] != "1060 MiB (+4 a member)" || rss[1] != "290 MiB (+1 a member)" || rss[2] != "73950 MiB (+545 a member)" {
+	if rss[0] != "1.0 GiB (+4 MiB a member)" || rss[1] != "290 MiB (+1 MiB a member)" || rss[2] != "72.2 GiB (+545 MiB a member)" {
 		t.Errorf("peak RSS columns %q", rss)
 	}
 	perChange := modelColumns(modelFigures[2], host, pm, 255)
-	if perChange[1] != "0.002 CPU s (+0 a member)" || perChange[2] != "0.510 CPU s (+0.002 a member)" {
+	if perChange[1] != "0.002 CPU s (+0 CPU s a member)" || perChange[2] != "0.510 CPU s (+0.002 CPU s a member)" {
 		t.Errorf("CPU per change columns %q", perChange)
 	}
 	writes := modelColumns(modelFigures[3], host, pm, 255)
