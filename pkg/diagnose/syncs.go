@@ -1,8 +1,9 @@
 package diagnose
 
-// checkSync: the syncs running in the clusterset, by their Leases (status.Syncs): one that stopped
-// renewing fails, what a running one cannot do warns, and none at all warns (a sync may run from a
-// laptop without a Lease, which nothing here can see).
+// checkSync: the syncs running in the clusterset, by their Leases (status.Syncs). One that
+// stopped, none at all, and what a running one cannot do warn: a stopped sync breaks nothing until
+// something changes, and then the import checks fail on what it left stale (a sync may also run
+// from a laptop without a Lease, which nothing here can see).
 
 import (
 	"fmt"
@@ -34,8 +35,11 @@ func checkSync(s *Snapshot) []Result {
 		r := Result{Check: CheckSync, Cluster: y.Cluster, Object: "lease/" + y.Namespace + "/" + syncApp}
 		ago := s.Now.Sub(y.Renewed.Time).Round(time.Second)
 		if y.Stale {
-			r.Severity = Fail
+			r.Severity = Warn
 			r.Message = fmt.Sprintf("not running: its Lease was last renewed %s ago; the imports it keeps do not change", ago)
+			if y.Leader == "" {
+				r.Message = fmt.Sprintf("not running: it released its Lease %s ago; the imports it kept do not change", ago)
+			}
 			r.Fix, r.Commands = fixStopped(s, y)
 			out = append(out, r)
 			continue
@@ -48,8 +52,8 @@ func checkSync(s *Snapshot) []Result {
 		out = append(out, r)
 		for _, m := range y.Unreachable {
 			out = append(out, Result{Check: CheckSync, Cluster: y.Cluster, Object: r.Object, Severity: Warn,
-				Message: fmt.Sprintf("cannot read cluster %q (%s): %s; what it exported stays imported", m.Cluster, strings.ToLower(string(m.State)), m.Message),
-				Fix:     fmt.Sprintf("Check that the sync pods in %q reach the apiserver of %q at the address their kubeconfig gives (kubectl mcs install --member-server), and its logs:", y.Cluster, m.Cluster),
+				Message:  fmt.Sprintf("cannot read cluster %q (%s): %s; what it exported stays imported", m.Cluster, strings.ToLower(string(m.State)), m.Message),
+				Fix:      fmt.Sprintf("Check that the sync pods in %q reach the apiserver of %q at the address their kubeconfig gives (kubectl mcs install --member-server), and its logs:", y.Cluster, m.Cluster),
 				Commands: []shell.Command{logsCommand(s, y)}})
 		}
 		if y.FailingWrites > 0 {

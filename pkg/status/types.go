@@ -51,11 +51,11 @@ type MultiClusterServiceStatusList struct {
 	metav1.TypeMeta `json:",inline"`
 	// Clusters is every member of the clusterset, in the order of --contexts.
 	Clusters []ClusterInfo `json:"clusters"`
+	// Syncs are the syncs running in the members read, by their Leases (Syncs).
+	Syncs []SyncStatus `json:"syncs,omitempty"`
 	// Items has one entry per multi-cluster service: a ServiceExport or a ServiceImport of that
 	// namespace/name exists in some readable member. Sorted by namespace, name.
 	Items []MultiClusterServiceStatus `json:"items"`
-	// Syncs are the syncs running in the members read, by their Leases (Syncs).
-	Syncs []SyncStatus `json:"syncs,omitempty"`
 }
 
 // ClusterInfo is one member and whether it could be read.
