@@ -42,8 +42,6 @@ func TestSingleFaults(t *testing.T) {
 		sev          Severity
 		message, fix string
 	}{
-		{"no sync runs", func(s *Snapshot) { s.Clusters[0].Syncs = nil },
-			CheckSync, "", Warn, "no sync runs in the clusterset", "kubectl mcs sync --watch"},
 		{"the installed sync stopped", func(s *Snapshot) { s.Clusters[0].Syncs[0].Renewed = now.Add(-5 * time.Minute) },
 			CheckSync, "member1", Warn, "not running: its Lease was last renewed 5m0s ago", "kubectl --context member1 -n kubectl-mcs-system get deployment kubectl-mcs-sync"},
 		{"the sync cannot read a member", func(s *Snapshot) {
@@ -366,5 +364,27 @@ func TestClockSkewWithinTheReadsUncertainty(t *testing.T) {
 		if len(rs) != 1 || rs[0].Severity != c.want {
 			t.Errorf("skew %v, reads ±%v: got %+v, want %v", c.skew, c.readErr, rs, c.want)
 		}
+	}
+}
+
+// No sync running is said, and warns once a copy is out of date: a one-shot sync leaves a
+// healthy clusterset too.
+func TestNoSyncRunning(t *testing.T) {
+	s := healthy()
+	s.Clusters[0].Syncs = nil
+	r := Run(s)
+	if got := only(r, CheckSync, ""); len(got) != 1 || got[0].Severity != OK || !strings.Contains(got[0].Message, "no sync runs in the clusterset") {
+		t.Fatalf("no sync, all fresh: %+v", got)
+	}
+	m3 := memberOf(s, "member3")
+	for i, sl := range m3.EndpointSlices {
+		if sl.Labels["multicluster.kubernetes.io/source-cluster"] == "member1" {
+			m3.EndpointSlices[i].Endpoints = sl.Endpoints[:1] // one endpoint of member1's never copied
+		}
+	}
+	r = Run(s)
+	got := only(r, CheckSync, "")
+	if len(got) != 1 || got[0].Severity != Warn || len(got[0].Commands) != 1 || !strings.Contains(got[0].Commands[0].String(), "kubectl mcs sync --watch") {
+		t.Fatalf("no sync, a stale copy: %+v\n%s", got, failed(r))
 	}
 }

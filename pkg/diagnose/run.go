@@ -32,6 +32,7 @@ func Run(s *Snapshot) *Report {
 	results = append(results, checkExports(s, svcs, objs)...)
 	results = append(results, checkImports(s, svcs, objs)...)
 	results = append(results, checkKarmadaPlacement(s, objs)...)
+	noSyncWarns(results)
 	for i := range results {
 		if x := &results[i]; x.sync != nil {
 			x.Commands = append(x.Commands, syncCommand(s, *x.sync))

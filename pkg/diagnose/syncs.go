@@ -1,12 +1,15 @@
 package diagnose
 
-// checkSync: the syncs running in the clusterset, by their Leases (status.Syncs). One that
-// stopped, none at all, and what a running one cannot do warn: a stopped sync breaks nothing until
-// something changes, and then the import checks fail on what it left stale (a sync may also run
-// from a laptop without a Lease, which nothing here can see).
+// checkSync: the syncs running in the clusterset, by their Leases (status.Syncs). An installed
+// one (its Lease in kubectl-mcs-system) is told running or stopped; one run by hand with
+// --leader-elect only while it runs. A stopped sync and what a running one cannot do warn: a
+// stopped sync breaks nothing until something changes, and then the import checks fail on what it
+// left stale. None running is said; it warns when copies are stale (noSyncWarns), since a one-shot
+// sync from a laptop, which no Lease shows, leaves a healthy clusterset too.
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,11 +26,12 @@ func checkSync(s *Snapshot) []Result {
 	for i := range s.Clusters {
 		clusters[i] = s.Clusters[i].Cluster
 	}
-	syncs := status.Syncs(clusters, s.Now)
+	syncs := slices.DeleteFunc(status.Syncs(clusters, s.Now), func(y status.SyncStatus) bool {
+		return y.Stale && y.Namespace != names.SystemNamespace
+	})
 	if len(syncs) == 0 {
-		return []Result{{Check: CheckSync, Severity: Warn,
-			Message: "no sync runs in the clusterset: no member holds its Lease (" + names.SystemNamespace + " or kube-system); the imports change only when a sync runs",
-			Fix:     "Install sync in the clusters (kubectl mcs install, see docs/running-in-a-cluster.md), or run it:", sync: syncController}}
+		return []Result{{Check: CheckSync, Severity: OK,
+			Message: "no sync runs in the clusterset: none is installed (" + names.SystemNamespace + ") and none runs with --leader-elect; the imports change only when a sync runs"}}
 	}
 	var out []Result
 	perMember := map[string]bool{} // members whose own sync runs, when syncs run per member
@@ -72,6 +76,17 @@ func checkSync(s *Snapshot) []Result {
 		}
 	}
 	return out
+}
+
+// noSyncWarns makes "no sync runs" a warning when the imports checks found copies out of date.
+func noSyncWarns(results []Result) {
+	stale := slices.ContainsFunc(results, func(x Result) bool { return x.Check == CheckFreshness && x.Severity == Fail })
+	for i := range results {
+		if x := &results[i]; stale && x.Check == CheckSync && x.Cluster == "" && x.Severity == OK {
+			x.Severity, x.sync = Warn, syncController
+			x.Fix = "Install sync in the clusters (kubectl mcs install, see docs/running-in-a-cluster.md), or run it:"
+		}
+	}
 }
 
 // fixStopped: an installed sync's Deployment and logs; a sync run by hand is run again.
