@@ -155,9 +155,14 @@ func clusterRoleBinding(name, role, sa, namespace string) *rbacv1.ClusterRoleBin
 		RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}}
 }
 
+// namespaceObject is the Namespace sync and the DNS server share: labelled as kubectl-mcs's, by
+// neither app's name, so that applying either's objects leaves it as the other left it.
 func namespaceObject(name string) *corev1.Namespace {
-	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: meta(name, "")}
+	return &corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: name,
+		Labels: map[string]string{names.ManagedByLabel: names.ManagedByValue, partOfLabel: names.ManagedByValue}}}
 }
+
+const partOfLabel = "app.kubernetes.io/part-of"
 
 // serviceAccount is the writer, the same object whether MemberObjects or HostObjects makes it
 // (in host mode the host member gets both), so that a second install changes nothing. Its token

@@ -64,6 +64,9 @@ func TestStaleCopies(t *testing.T) {
 	if r.code != 1 {
 		t.Errorf("diagnose exit %d, want 1", r.code)
 	}
+	if !hasResult(rep, diagnose.CheckSync, "", diagnose.Warn, "no sync runs in the clusterset") {
+		t.Errorf("diagnose with stale copies and no sync running does not say so:\n%s", failures(rep))
+	}
 	for _, c := range []string{"member2", "member3"} {
 		wantFailure(t, rep, diagnose.CheckFreshness, c, `the copies of "member1"'s endpoints here are out of date: 1 endpoint missing (`+added[0]+`)`,
 			"check the sync that runs in the cluster:\nkubectl mcs sync -n "+ns+" --contexts=member1,member2,member3")

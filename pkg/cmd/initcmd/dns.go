@@ -100,6 +100,7 @@ type dnsEdit struct {
 	item    apply.Item
 	cm      *corev1.ConfigMap
 	changed bool
+	had     bool // the Corefile held our block already: an edit replaces it
 	member  *clusterset.Connection
 }
 
@@ -135,7 +136,7 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 		}
 		cm = cm.DeepCopy()
 		cm.Data[corefileKey] = next
-		edits = append(edits, dnsEdit{cm: cm, changed: next != cur, member: m,
+		edits = append(edits, dnsEdit{cm: cm, changed: next != cur, had: corefile.Has(cur), member: m,
 			item: apply.Item{Cluster: m.ID, Client: m.Dynamic, GVR: configMapResource}})
 	}
 	if !o.DNS.Enable {
@@ -165,7 +166,7 @@ func (o *Options) planDNS(ctx context.Context) ([]dnsEdit, error) {
 // concurrent edit fails it instead of being overwritten.
 func (o *Options) runDNS(ctx context.Context, edits []dnsEdit) error {
 	var err error
-	var done, same []apply.Item
+	var added, replaced, same []apply.Item
 	for _, e := range edits {
 		res := e.cm
 		if e.changed && o.Write.DryRun != cmdutil.DryRunClient {
@@ -189,18 +190,26 @@ func (o *Options) runDNS(ctx context.Context, edits []dnsEdit) error {
 		it.Object = &unstructured.Unstructured{Object: obj}
 		it.Object.SetAPIVersion("v1")
 		it.Object.SetKind("ConfigMap")
-		if e.changed {
-			done = append(done, it)
-		} else {
+		switch {
+		case !e.changed:
 			same = append(same, it)
+		case e.had && o.DNS.Enable:
+			replaced = append(replaced, it)
+		default:
+			added = append(added, it)
 		}
 	}
 	op := "configured (clusterset DNS added)"
 	if !o.DNS.Enable {
 		op = "configured (clusterset DNS removed)"
 	}
-	if err := o.Write.Report(o.Out, done, op); err != nil {
-		return err
+	for _, r := range []struct {
+		items []apply.Item
+		op    string
+	}{{added, op}, {replaced, "configured (clusterset DNS replaced)"}, {same, "unchanged"}} {
+		if err := o.Write.Report(o.Out, r.items, r.op); err != nil {
+			return err
+		}
 	}
-	return o.Write.Report(o.Out, same, "unchanged")
+	return nil
 }
