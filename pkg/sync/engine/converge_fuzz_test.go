@@ -242,34 +242,47 @@ func FuzzConverge(f *testing.F) {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		servers, foreign := genClusterset(b)
-		byID := map[string]*fakeServer{}
-		for _, s := range servers {
-			byID[s.id] = s
-		}
-		last := 0
-		for _, c := range foreign {
-			last = max(last, c.round)
-		}
 		var failing []WriteFailure
-		var history []string
-		for round := 0; round <= last+convergeRounds+3; round++ {
-			for _, c := range foreign {
-				if c.round == round {
-					servers[c.cluster].foreign(c)
-					history = append(history, fmt.Sprintf("round %d: foreign change %d to %s in %q", round, c.op, c.name, servers[c.cluster].id))
-				}
-			}
+		converging(t, b, func(round int, servers []*fakeServer, byID map[string]*fakeServer, history []string) []string {
 			obs := observeAll(servers, failing)
 			var wrote []string
 			wrote, failing = writePlan(t, byID, Plan(obs, Compute(obs)), round, history)
-			history = append(history, fmt.Sprintf("round %d wrote %q", round, wrote))
-			if round > last+convergeRounds && len(wrote) > 0 {
-				t.Fatalf("still writing %d rounds after the last foreign change:\n%s", round-last, strings.Join(history, "\n"))
+			return wrote
+		})
+	})
+}
+
+// converging runs the rounds of one fuzz input: each makes the foreign changes due, then step,
+// which writes and says what it wrote. Nothing may be written convergeRounds after the last
+// foreign change, and the clusterset must end as checkConverged wants it. It returns the members
+// and what happened, round by round.
+func converging(t *testing.T, b []byte, step func(round int, servers []*fakeServer, byID map[string]*fakeServer, history []string) []string) ([]*fakeServer, []string) {
+	t.Helper()
+	servers, foreign := genClusterset(b)
+	byID := map[string]*fakeServer{}
+	for _, s := range servers {
+		byID[s.id] = s
+	}
+	last := 0
+	for _, c := range foreign {
+		last = max(last, c.round)
+	}
+	var history []string
+	for round := 0; round <= last+convergeRounds+3; round++ {
+		for _, c := range foreign {
+			if c.round == round {
+				servers[c.cluster].foreign(c)
+				history = append(history, fmt.Sprintf("round %d: foreign change %d to %s in %q", round, c.op, c.name, servers[c.cluster].id))
 			}
 		}
-		checkConverged(t, servers)
-	})
+		wrote := step(round, servers, byID, history)
+		history = append(history, fmt.Sprintf("round %d wrote %q", round, wrote))
+		if round > last+convergeRounds && len(wrote) > 0 {
+			t.Fatalf("still writing %d rounds after the last foreign change:\n%s", round-last, strings.Join(history, "\n"))
+		}
+	}
+	checkConverged(t, servers)
+	return servers, history
 }
 
 // observeAll is every member as sync's caches hold it, with the writes that keep failing.
