@@ -250,6 +250,16 @@ func namespace(t *testing.T, prefix string, in ...string) string {
 			_ = clients[c].kube.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
 		}
 	})
+	// kube-controller-manager fills a new namespace (its default ServiceAccount, kube-root-ca.crt)
+	// a moment later, later still on a loaded machine: a test that holds the members unchanged
+	// (diagnoseRun) must not take that for its command's write.
+	for _, c := range in {
+		waitFor(t, c+": namespace "+name+" filled by the controllers", func() bool {
+			_, saErr := clients[c].kube.CoreV1().ServiceAccounts(name).Get(context.Background(), "default", metav1.GetOptions{})
+			_, cmErr := clients[c].kube.CoreV1().ConfigMaps(name).Get(context.Background(), "kube-root-ca.crt", metav1.GetOptions{})
+			return saErr == nil && cmErr == nil
+		})
+	}
 	return name
 }
 
