@@ -390,6 +390,7 @@ func sourceIPs(t *testing.T, c, ns, svc string, all ...bool) []string {
 			}
 		}
 	}
+	sort.Strings(ips) // as importedIPs: the tests compare them
 	return ips
 }
 
