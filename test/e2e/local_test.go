@@ -83,11 +83,7 @@ func TestSyncLocalInEveryMember(t *testing.T) {
 	}
 
 	syncs["member2"].kill()
-	if out, err := runKubectl("member3", "-n", ns, "scale", "deployment", "cart", "--replicas=2"); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	waitFor(t, "member3's second endpoint", func() bool { return len(sourceIPs(t, "member3", ns, "cart")) == 2 })
-	now3 := sourceIPs(t, "member3", ns, "cart")
+	now3 := scaledTo2(t, "member3", ns, "cart")
 	waitFor(t, "member3's endpoint change in member1, member2's sync stopped", func() bool {
 		return slices.Equal(importedIPs(t, "member1", ns, "cart", "member3"), now3)
 	})
@@ -176,11 +172,7 @@ func TestSyncLocalWithAMemberDownAtStart(t *testing.T) {
 	for _, c := range []string{"member1", "member2"} {
 		startWatch(t, ns, "--local", c)
 	}
-	if out, err := runKubectl("member1", "-n", ns, "scale", "deployment", "serve", "--replicas=2"); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	waitFor(t, "member1's second endpoint", func() bool { return len(sourceIPs(t, "member1", ns, "serve")) == 2 })
-	now1 := sourceIPs(t, "member1", ns, "serve")
+	now1 := scaledTo2(t, "member1", ns, "serve")
 	waitFor(t, "member1's endpoint change in member2, member3 down", func() bool {
 		return slices.Equal(importedIPs(t, "member2", ns, "serve", "member1"), now1)
 	})
@@ -198,4 +190,14 @@ func TestSyncLocalWithAMemberDownAtStart(t *testing.T) {
 	waitFor(t, "a sync of the whole clusterset finds nothing to change", func() bool {
 		return strings.HasPrefix(mcs("sync", "-n", ns, "--contexts", allMembers, "--dry-run=client").stdout, "No changes.")
 	})
+}
+
+// scaledTo2 scales Deployment name of c to two pods and returns its Service's two ready endpoints.
+func scaledTo2(t *testing.T, c, ns, name string) []string {
+	t.Helper()
+	if out, err := runKubectl(c, "-n", ns, "scale", "deployment", name, "--replicas=2"); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	waitFor(t, c+"'s second endpoint of "+name, func() bool { return len(sourceIPs(t, c, ns, name)) == 2 })
+	return sourceIPs(t, c, ns, name)
 }
