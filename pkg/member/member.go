@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -28,7 +29,6 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/decode"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
-	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
@@ -67,6 +67,8 @@ type Cache struct {
 	*clusterset.Connection
 	cfg Config
 	ids *clusterIDs
+	// gate holds the informers' requests while the member is unreachable (gate.go).
+	gate *gate
 
 	// Set once, before joined: the stores hold typed objects (decode.Transform for the mcs-api
 	// kinds, read from the stores since a dynamic lister expects unstructured ones).
@@ -103,7 +105,7 @@ func New(members []*clusterset.Connection, cfg Config) []*Cache {
 	out := make([]*Cache, len(members))
 	ids := &clusterIDs{members: out}
 	for i, m := range members {
-		out[i] = &Cache{Connection: m, cfg: cfg, ids: ids, ref: m.Ref, err: m.Err}
+		out[i] = &Cache{Connection: m, cfg: cfg, ids: ids, ref: m.Ref, err: m.Err, gate: newGate()}
 	}
 	return out
 }
@@ -225,13 +227,17 @@ func (m *Cache) start(ctx context.Context) error {
 			return err
 		}
 	}
-	kc, err := protobufClient(m.Config)
+	kc, err := protobufClient(m.gate.config(m.Config))
+	if err != nil {
+		return err
+	}
+	dc, err := dynamic.NewForConfig(m.gate.config(m.Config))
 	if err != nil {
 		return err
 	}
 	ns := m.cfg.Namespace
 	kf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns))
-	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(m.Dynamic, 0, ns, nil)
+	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, ns, nil)
 	svcInf, sliceInf, nsInf := kf.Core().V1().Services(), kf.Discovery().V1().EndpointSlices(), kf.Core().V1().Namespaces()
 	seInf, siInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceExports)), df.ForResource(mcsapi.GVR(v, mcsapi.ServiceImports))
 	// Decoded once as they arrive rather than on every read, and trimmed.
@@ -321,30 +327,6 @@ func (m *Cache) handler(kind string) cache.ResourceEventHandler {
 			on(obj, true)
 		},
 	}
-}
-
-// ServiceOf is the service an object concerns: a derived Service's or a slice's multi-cluster
-// service, else the object's own name (a slice: its Service's).
-func ServiceOf(obj any) types.NamespacedName {
-	switch o := obj.(type) {
-	case *corev1.Service:
-		if n := o.Labels[mcsv1beta1.LabelServiceName]; n != "" && names.IsManaged(o.Labels) {
-			return types.NamespacedName{Namespace: o.Namespace, Name: n}
-		}
-		return types.NamespacedName{Namespace: o.Namespace, Name: o.Name}
-	case *discoveryv1.EndpointSlice:
-		n, _ := snapshot.ServiceOf(o)
-		if n == "" {
-			return types.NamespacedName{}
-		}
-		return types.NamespacedName{Namespace: o.Namespace, Name: n}
-	case interface {
-		GetNamespace() string
-		GetName() string
-	}:
-		return types.NamespacedName{Namespace: o.GetNamespace(), Name: o.GetName()}
-	}
-	return types.NamespacedName{}
 }
 
 // View is the member as its caches see it now.

@@ -51,6 +51,7 @@ func (m *Cache) Probed(err error) (changed bool) {
 	}
 	now := m.reachable
 	m.mu.Unlock()
+	m.gate.set(now)
 	if was != now {
 		klog.InfoS("member reachability changed", "cluster", m.ID(), "reachable", now)
 		return true

@@ -3,10 +3,15 @@
 package e2e
 
 import (
+	"context"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
 )
 
 // TestSyncRestartKeepsSlices: killing the controller and starting it again deletes nothing when
@@ -81,3 +86,52 @@ var (
 	memberRow     = regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  member3 +Cluster +- +unreachable$`)
 	memberBackRow = regexp.MustCompile(`(?m)^\d\d:\d\d:\d\d  member3 +Cluster +- +reachable$`)
 )
+
+// A member back from an outage long enough for client-go's reflectors to back off to their cap
+// (30 s, doubled by jitter) is read again at once, every kind: a namespace created there gets
+// its import, and a service exported there reaches the others, within seconds of its return.
+func TestSyncMemberBackAfterALongOutage(t *testing.T) {
+	ns := namespace(t, "e2e-back", "member1", "member2")
+	deployment(t, "member1", ns, "serve", 1)
+	service(t, "member1", ns, "serve")
+	userExport(t, "member1", ns, "serve")
+	w := startWatch(t, ns, "--unreachable-timeout=4s")
+	waitFor(t, "serve imported in member2", func() bool { return len(importedIPs(t, "member2", ns, "serve", "member1")) == 1 })
+
+	testbed(t, "stop", "member3")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			testbed(t, "start", "member3")
+		}
+	})
+	waitFor(t, "sync --watch to print member3 unreachable", func() bool { return memberRow.MatchString(w.out.String()) })
+	time.Sleep(40 * time.Second)
+	testbed(t, "start", "member3")
+	restarted = true
+	back := time.Now()
+
+	// The namespace appears in member3 only now: its import comes from member3's namespace and
+	// import caches, the export from its export, Service and slice caches.
+	_, err := clients["member3"].kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("member3: creating namespace %s: %v", ns, err)
+	}
+	t.Cleanup(func() {
+		_ = clients["member3"].kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
+	})
+	deployment(t, "member3", ns, "serve", 1)
+	service(t, "member3", ns, "serve")
+	userExport(t, "member3", ns, "serve")
+	const within = 15 * time.Second
+	for what, done := range map[string]func() bool{
+		"member1's endpoints in member3": func() bool { return len(importedIPs(t, "member3", ns, "serve", "member1")) == 1 },
+		"member3's endpoints in member2": func() bool { return len(importedIPs(t, "member2", ns, "serve", "member3")) == 1 },
+	} {
+		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Until(back.Add(within)), true, func(context.Context) (bool, error) { return done(), nil })
+		if err != nil {
+			t.Fatalf("%s: not within %s of member3's return (reflectors left to their backoff?)", what, within)
+		}
+		t.Logf("%s %.1f s after member3's return", what, time.Since(back).Seconds())
+	}
+}
