@@ -4,6 +4,8 @@ package installcmd
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/spf13/cobra"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
@@ -50,6 +52,13 @@ var (
 		other member's apiserver, which install cannot check; --member-server gives the address
 		they use for a member. --context and --member-credentials=current do not apply.
 
+		Then it waits (--wait, the default; --wait=false returns once written), up to --timeout,
+		as kubectl rollout status and kubectl wait do: for every Deployment it wrote to roll out,
+		and for the leader of the new pods to report on its Lease that it reads every member. A
+		member the leader still cannot read when --timeout runs out fails the command, a line
+		each naming the member, the address the pods use and the error they get; anything else
+		still missing (a rollout, a leader) is said as it stands. A dry run does not wait.
+
 		kubectl mcs sync --print-manifests prints the host's objects as installed (per member:
 		every member's), writing nothing.`)
 	example = templates.Examples(`
@@ -66,6 +75,9 @@ var (
 		    --member-server=member2=https://172.18.0.3:6443 \
 		    --member-server=member3=https://172.18.0.4:6443
 
+		# Return once written, without waiting for the pods and their leader
+		kubectl mcs install --contexts=member1,member2 --context=member1 --wait=false
+
 		# What it would write, without writing, and the apiservers' check of it
 		kubectl mcs install --contexts=member1,member2 --context=member1 \
 		    --dry-run=client
@@ -80,6 +92,9 @@ type Options struct {
 	Install     install.Flags
 	// Write is --dry-run, --field-manager and -o.
 	Write apply.Flags
+	// Wait and Timeout: wait after the writes for the rollout and the leader's view, how long.
+	Wait    bool
+	Timeout time.Duration
 
 	install *install.Options
 	genericiooptions.IOStreams
@@ -108,6 +123,8 @@ func newCmd(o *Options) *cobra.Command {
 	apply.AddFlags(cmd, &o.Write)
 	o.Install.AddFlags(f, "")
 	o.Install.AddSyncFlags(f)
+	f.BoolVar(&o.Wait, "wait", true, "Wait for the Deployments to roll out and for the leader of the new pods to report every member read; a member it cannot read fails the command, naming the address the pods use (no wait with --dry-run)")
+	f.DurationVar(&o.Timeout, "timeout", install.DefaultWaitTimeout, "How long --wait waits, once everything is written")
 	return cmd
 }
 
@@ -130,11 +147,22 @@ func (o *Options) Validate() error {
 	if err := o.Write.Validate(); err != nil {
 		return err
 	}
+	if o.Wait && o.Timeout <= 0 {
+		return errors.New("--timeout must be greater than 0 (or pass --wait=false)")
+	}
 	if err := clusterset.IDErrors(o.install.Members); err != nil {
 		return err
 	}
 	return o.install.Validate()
 }
 
-// Run installs.
-func (o *Options) Run(ctx context.Context) error { return o.install.Install(ctx) }
+// Run installs, then waits unless told not to or nothing was written.
+func (o *Options) Run(ctx context.Context) error {
+	if err := o.install.Install(ctx); err != nil {
+		return err
+	}
+	if !o.Wait || o.Write.DryRun != cmdutil.DryRunNone {
+		return nil
+	}
+	return o.install.Wait(ctx, o.Timeout)
+}
