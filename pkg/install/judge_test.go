@@ -82,7 +82,7 @@ func TestJudge(t *testing.T) {
 			waiting: "has not renewed its Lease since 2025-01-01T11:59:00Z"},
 		{name: "no view", r: done, lease: lease(newPod, now), waiting: "has not reported what it reads yet"},
 		{name: "member3 refused", r: done, lease: lease(newPod, now, reach("member1"), reach("member2"), refused),
-			waiting: "rolled out; the leader kubectl-mcs-sync-abc-x1y2z does not read 1 of 3 members: member3 (joining)",
+			waiting:     "rolled out; the leader kubectl-mcs-sync-abc-x1y2z does not read 1 of 3 members: member3 (joining)",
 			unreachable: []string{`cluster "member3": the sync pods in "member1" cannot read it at https://10.0.0.3:1: dial tcp 10.0.0.3:1: connect: connection refused`}},
 		{name: "a member not reported", r: done, lease: lease(newPod, now, reach("member1"), reach("member2")),
 			waiting: "member3 (not reported)"},
