@@ -19,6 +19,7 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/statuscmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/synccmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/unexposecmd"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/uninstallcmd"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/cmd/versioncmd"
 )
 
@@ -73,6 +74,7 @@ func NewCmdMCS(streams genericiooptions.IOStreams) *cobra.Command {
 		diagnosecmd.NewCmdDiagnose(flags, streams),
 		dnsservercmd.NewCmdDNSServer(flags, streams),
 		unexposecmd.NewCmdUnexpose(flags, streams),
+		uninstallcmd.NewCmdUninstall(flags, streams),
 		versioncmd.NewCmdVersion(streams),
 		completioncmd.NewCmdCompletion(streams),
 	)
