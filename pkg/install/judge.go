@@ -43,7 +43,7 @@ func RolloutStatus(d *appsv1.Deployment) (Rollout, error) {
 	}
 	for _, c := range d.Status.Conditions {
 		if c.Type == appsv1.DeploymentProgressing && c.Reason == "ProgressDeadlineExceeded" {
-			return Rollout{}, fmt.Errorf("deployment %q exceeded its progress deadline: %s", d.Name, c.Message)
+			return Rollout{}, errPastDeadline{fmt.Errorf("deployment %q exceeded its progress deadline: %s", d.Name, c.Message)}
 		}
 	}
 	st := d.Status
@@ -57,6 +57,9 @@ func RolloutStatus(d *appsv1.Deployment) (Rollout, error) {
 	}
 	return Rollout{Done: true, Message: fmt.Sprintf("deployment %q successfully rolled out", d.Name)}, nil
 }
+
+// errPastDeadline: a rollout that will not finish, which no waiting changes.
+type errPastDeadline struct{ error }
 
 // Verdict is where one sync stands.
 type Verdict struct {

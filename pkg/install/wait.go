@@ -6,6 +6,7 @@ package install
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -59,16 +60,29 @@ func (o *Options) Wait(ctx context.Context, timeout time.Duration) error {
 				continue
 			}
 			r, err := readRollout(ctx, w.dyn)
-			if err != nil {
-				return false, fmt.Errorf("sync in %q: %w", w.site.Cluster, err)
+			var lease *snapshot.Sync
+			if err == nil && r.Done {
+				lease = w.lease(ctx)
 			}
-			w.verdict = Judge(w.site, r, w.lease(ctx), time.Now())
+			if ctx.Err() != nil {
+				return false, ctx.Err() // out of time: the verdicts stand as last read
+			}
+			var past errPastDeadline
+			switch {
+			case errors.As(err, &past):
+				return false, fmt.Errorf("sync in %q: %w", w.site.Cluster, err)
+			case err != nil:
+				// An apiserver that does not answer for a moment is waited for, as the rest.
+				w.verdict = Verdict{Waiting: err.Error()}
+			default:
+				w.verdict = Judge(w.site, r, lease, time.Now())
+			}
 			o.progress(w)
 			done = done && w.verdict.Done
 		}
 		return done, nil
 	})
-	if err == nil || !wait.Interrupted(err) {
+	if err == nil || !wait.Interrupted(err) || ctx.Err() != nil {
 		return err
 	}
 	sites, verdicts := make([]Site, len(ws)), make([]Verdict, len(ws))

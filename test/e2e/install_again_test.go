@@ -23,7 +23,7 @@ import (
 func TestInstallTwiceChangesNothing(t *testing.T) {
 	uninstall(t)
 	t.Cleanup(func() { uninstall(t) })
-	args := []string{"install", "--contexts", allMembers, "--context", "member1", memberServers(t, "member2", "member3"), "--image=kubectl-mcs/kubectl-mcs:e2e"}
+	args := []string{"install", "--contexts", allMembers, "--context", "member1", memberServers(t, "member2", "member3"), "--image=kubectl-mcs/kubectl-mcs:e2e", noWait}
 	installAgain(t, args, mustMCS(t, args...).stdout)
 
 	template := func() string {
@@ -35,7 +35,7 @@ func TestInstallTwiceChangesNothing(t *testing.T) {
 	}
 	before := template()
 	moved := strings.Replace(server(t, "member3"), "127.0.0.1", "127.0.0.2", 1)
-	r := mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", "--image=kubectl-mcs/kubectl-mcs:e2e",
+	r := mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", "--image=kubectl-mcs/kubectl-mcs:e2e", noWait,
 		"--member-server=member2="+server(t, "member2")+",member3="+moved)
 	for _, want := range []string{"member1: secret/" + install.KubeconfigSecret + " configured", "member1: deployment.apps/" + install.Name + " configured"} {
 		if !strings.Contains(r.stdout, want) {

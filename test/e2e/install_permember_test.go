@@ -24,7 +24,7 @@ import (
 func TestInstallPerMember(t *testing.T) {
 	uninstallPerMember(t)
 	t.Cleanup(func() { uninstallPerMember(t) })
-	args := []string{"install", "--mode=per-member", "--contexts", allMembers, memberServers(t, members...),
+	args := []string{"install", "--mode=per-member", noWait, "--contexts", allMembers, memberServers(t, members...),
 		"--image=kubectl-mcs/kubectl-mcs:e2e", "--memory-request=200Mi", "--memory-limit=1Gi"}
 	r := mustMCS(t, args...)
 	if n := strings.Count(r.stderr, "the pods of every member must reach every other member's apiserver"); n != 1 {

@@ -168,7 +168,7 @@ func TestInstallPrintWritesNothing(t *testing.T) {
 	}
 	unchanged(t, before, "sync --print-manifests without tokens")
 
-	mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers)
+	mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers, noWait)
 	before = settledVersions(t)
 	for _, args := range [][]string{print, append(print, "-o", "json"), append(print, "--member-credentials=current")} {
 		r := mustMCS(t, args...)
@@ -308,7 +308,7 @@ func TestInstallThenPrint(t *testing.T) {
 	uninstall(t)
 	t.Cleanup(func() { uninstall(t) })
 	args := []string{"--contexts", allMembers, "--context", "member1", memberServers(t, "member2", "member3"), "--memory-request=200Mi", "--memory-limit=1Gi", "-o", "json"}
-	r := mustMCS(t, append([]string{"install"}, args...)...)
+	r := mustMCS(t, append([]string{"install", noWait}, args...)...)
 	// Every member's objects come first, the host's five last.
 	var host []*unstructured.Unstructured
 	items := decodeAll(t, r.stdout)[0].Object["items"].([]any)

@@ -35,6 +35,10 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/rbac"
 )
 
+// noWait: install returns once written. kwok's pods run nothing, so no leader ever reports on
+// its Lease (TestInstallWait plays one).
+const noWait = "--wait=false"
+
 // saUser is who the generated kubeconfigs authenticate as in every member.
 var saUser = "system:serviceaccount:" + install.DefaultNamespace + ":" + install.Name
 
@@ -76,7 +80,7 @@ func TestInstallLeastPrivilege(t *testing.T) {
 func generate(t *testing.T) installation {
 	t.Helper()
 	servers := memberServers(t, members...)
-	mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers)
+	mustMCS(t, "install", "--contexts", allMembers, "--context", "member1", servers, noWait)
 	r := mustMCS(t, "sync", "--print-manifests", "--contexts", allMembers, "--context", "member1", servers)
 	inst := installation{manifests: r.stdout, objects: decodeAll(t, r.stdout)}
 	dir := t.TempDir()
