@@ -88,10 +88,10 @@ var (
 )
 
 // A member back from an outage long enough for client-go's reflectors to back off to their cap
-// (30 s, doubled by jitter) is read again at once, every kind: a namespace created there gets
-// its import, and a service exported there reaches the others, within seconds of its return.
+// (30 s, doubled by jitter) is read again at once, every kind: a namespace created there gets its
+// import, and a service exported there reaches the others, within seconds.
 func TestSyncMemberBackAfterALongOutage(t *testing.T) {
-	ns := namespace(t, "e2e-back", "member1", "member2")
+	ns := namespace(t, "e2e-back", "member1", "member2") // member3's comes after the outage
 	deployment(t, "member1", ns, "serve", 1)
 	service(t, "member1", ns, "serve")
 	userExport(t, "member1", ns, "serve")
@@ -109,10 +109,15 @@ func TestSyncMemberBackAfterALongOutage(t *testing.T) {
 	time.Sleep(40 * time.Second)
 	testbed(t, "start", "member3")
 	restarted = true
-	back := time.Now()
 
-	// The namespace appears in member3 only now: its import comes from member3's namespace and
-	// import caches, the export from its export, Service and slice caches.
+	within := func(what string, d time.Duration, done func() bool) {
+		t.Helper()
+		start := time.Now()
+		if wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, d, true, func(context.Context) (bool, error) { return done(), nil }) != nil {
+			t.Fatalf("%s: not within %s (reflectors left to their backoff?)", what, d)
+		}
+		t.Logf("%s after %.1f s", what, time.Since(start).Seconds())
+	}
 	_, err := clients["member3"].kube.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("member3: creating namespace %s: %v", ns, err)
@@ -120,18 +125,10 @@ func TestSyncMemberBackAfterALongOutage(t *testing.T) {
 	t.Cleanup(func() {
 		_ = clients["member3"].kube.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{})
 	})
+	within("serve imported in member3's new namespace", 10*time.Second, func() bool { return len(importedIPs(t, "member3", ns, "serve", "member1")) == 1 })
 	deployment(t, "member3", ns, "serve", 1)
 	service(t, "member3", ns, "serve")
+	waitFor(t, "serve's endpoint in member3", func() bool { return len(sourceIPs(t, "member3", ns, "serve")) == 1 })
 	userExport(t, "member3", ns, "serve")
-	const within = 15 * time.Second
-	for what, done := range map[string]func() bool{
-		"member1's endpoints in member3": func() bool { return len(importedIPs(t, "member3", ns, "serve", "member1")) == 1 },
-		"member3's endpoints in member2": func() bool { return len(importedIPs(t, "member2", ns, "serve", "member3")) == 1 },
-	} {
-		err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, time.Until(back.Add(within)), true, func(context.Context) (bool, error) { return done(), nil })
-		if err != nil {
-			t.Fatalf("%s: not within %s of member3's return (reflectors left to their backoff?)", what, within)
-		}
-		t.Logf("%s %.1f s after member3's return", what, time.Since(back).Seconds())
-	}
+	within("member3's new export imported in member2", 10*time.Second, func() bool { return len(importedIPs(t, "member2", ns, "serve", "member3")) == 1 })
 }
