@@ -232,7 +232,7 @@ test-production: build testbed-build
 	  TRAFFIC_SYNC_IMAGE=$(IMAGE) TRAFFIC_SYNC_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) TRAFFIC_NEXT_IMAGE=$(NEXT_IMAGE) TRAFFIC_NEXT_ARCHIVE=$(NEXT_ARCHIVE) \
 	  bash -c 'for mode in host per-member; do echo "test-production: sync in mode $$mode"; \
 	    TRAFFIC_SYNC_MODE=$$mode TRAFFIC_IMAGE=$$TOOLBOX_IMAGE go test -count=1 -tags traffic -timeout 30m -v \
-	    -run "^(TestSeedScenario|TestHeadlessStatefulSet|TestProduction.*)$$" ./test/traffic || exit 1; done' \
+	    -run "^(TestSeedScenario|TestHeadlessStatefulSet|TestInstallWaitWrongServer|TestProduction.*)$$" ./test/traffic || exit 1; done' \
 	  || status=$$?; \
 	TESTBED_DIR=$(PRODUCTION_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
 	  { echo "test-production: tearing the real nodes down left the above behind"; status=1; }; \

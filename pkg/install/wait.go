@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
@@ -198,4 +199,15 @@ func newReplicaSet(ctx context.Context, dyn dynamic.Interface, d *unstructured.U
 		}
 	}
 	return "", nil
+}
+
+// Waits tells Options, once validated, that Wait follows Install: the warning that install
+// cannot check from here that every member's pods reach the others (per member) is not said,
+// since the leaders' views tell it.
+func (o *Options) Waits() {
+	if !o.perMember() {
+		return
+	}
+	reach := o.reachWarning()
+	o.warnings = slices.DeleteFunc(o.warnings, func(w string) bool { return w == reach })
 }

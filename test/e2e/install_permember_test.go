@@ -24,8 +24,9 @@ import (
 func TestInstallPerMember(t *testing.T) {
 	uninstallPerMember(t)
 	t.Cleanup(func() { uninstallPerMember(t) })
-	args := []string{"install", "--mode=per-member", noWait, "--contexts", allMembers, memberServers(t, members...),
+	flags := []string{"--mode=per-member", "--contexts", allMembers, memberServers(t, members...),
 		"--image=kubectl-mcs/kubectl-mcs:e2e", "--memory-request=200Mi", "--memory-limit=1Gi"}
+	args := append([]string{"install", noWait}, flags...)
 	r := mustMCS(t, args...)
 	if n := strings.Count(r.stderr, "the pods of every member must reach every other member's apiserver"); n != 1 {
 		t.Errorf("the reachability warning %d times, want one line:\n%s", n, r.stderr)
@@ -47,7 +48,7 @@ func TestInstallPerMember(t *testing.T) {
 
 	installAgain(t, args, r.stdout)
 
-	printed := mustMCS(t, append([]string{"sync", "--print-manifests"}, args[1:]...)...).stdout
+	printed := mustMCS(t, append([]string{"sync", "--print-manifests"}, flags...)...).stdout
 	if objs := decodeAll(t, printed); len(objs) != len(installed) {
 		t.Errorf("--print-manifests printed %d objects, install applied %d", len(objs), len(installed))
 	}

@@ -96,8 +96,7 @@ func TestProductionRollingUpgrade(t *testing.T) {
 	before := readyAddresses(t, "member1", ns, "kubernetes.io/service-name=serve")
 
 	requests := loop(t, ns, "requests", fmt.Sprintf("curl -sS --max-time 2 http://%s/", name))
-	must(t, install(nextImage, perMember), "kubectl mcs install --image "+nextImage)
-	must(t, syncRollout("180s"), "sync's rollout")
+	must(t, install(nextImage, perMember), "kubectl mcs install --image "+nextImage) // waits for the rollout and the leaders
 	for _, c := range syncMembers() {
 		eventually(t, 90*time.Second, c+": the old sync pods gone, two of "+nextImage+" left", func() (bool, string) {
 			images := strings.Fields(must(t, kubectl(nil, c, "-n", systemNS, "get", "pods", "-l", "app.kubernetes.io/name="+syncName,

@@ -109,7 +109,12 @@ func kubectl(stdin []byte, ctx string, args ...string) result {
 }
 
 func run(stdin []byte, name string, args ...string) result {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	return runWithin(2*time.Minute, stdin, name, args...)
+}
+
+// runWithin is run, killed after limit.
+func runWithin(limit time.Duration, stdin []byte, name string, args ...string) result {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Env = append(os.Environ(), "KUBECTL_MCS_CONTEXTS=")

@@ -97,14 +97,14 @@ func TestProductionModeChange(t *testing.T) {
 }
 
 // moveTo runs the steps of docs/running-in-a-cluster.md ("Moving between the modes"): install in
-// the other mode, wait for its rollout, then delete what only the mode left behind used.
+// the other mode (which waits for its rollout and its leaders), then delete what only the mode
+// left behind used.
 func moveTo(t *testing.T, toPerMember bool) {
 	t.Helper()
 	must(t, install(syncImage, toPerMember), "kubectl mcs install, per member "+fmt.Sprint(toPerMember))
 	was := perMember
-	perMember = toPerMember // syncMembers and rollout follow the mode
+	perMember = toPerMember // syncMembers follows the mode
 	t.Cleanup(func() { perMember = was })
-	must(t, syncRollout("180s"), "sync's rollout")
 	for _, c := range members {
 		if toPerMember {
 			must(t, kubectl(nil, c, "-n", systemNS, "delete", "secret", syncName+"-token", "--ignore-not-found"), c+": the host's token")

@@ -49,17 +49,6 @@ func syncMembers() []string {
 	return []string{host}
 }
 
-// syncRollout waits for the sync Deployment of every member that runs one.
-func syncRollout(timeout string) result {
-	for _, c := range syncMembers() {
-		if r := kubectl(nil, c, "-n", systemNS, "rollout", "status", "deployment/"+syncName, "--timeout="+timeout); r.code != 0 {
-			r.stderr = c + ": " + r.stderr
-			return r
-		}
-	}
-	return result{}
-}
-
 // unreachableTimeout is the deployed sync's: how long a stopped member's endpoints stay.
 const unreachableTimeout = 20 * time.Second
 
@@ -101,11 +90,9 @@ func deployProduction() error {
 	if r := mcs("init", "--contexts", all, "--dns"); r.code != 0 {
 		return fmt.Errorf("kubectl mcs init --dns: %s", r.stderr)
 	}
+	// install waits for the rollout and for every leader to read every member.
 	if r := install(syncImage, perMember); r.code != 0 {
 		return fmt.Errorf("kubectl mcs install: %s%s", r.stdout, r.stderr)
-	}
-	if r := syncRollout("120s"); r.code != 0 {
-		return fmt.Errorf("sync's rollout: %s%s", r.stdout, r.stderr)
 	}
 	if pids := hostProcesses(); len(pids) > 0 {
 		return fmt.Errorf("kubectl-mcs runs on the host (pids %v): the production path must run only pods", pids)
@@ -113,23 +100,37 @@ func deployProduction() error {
 	return nil
 }
 
-// install runs `kubectl mcs install` as docs/running-in-a-cluster.md tells an operator to: the
-// pods reach every other member at the address the bed gives its apiserver on the nodes' segment;
-// in one mode or the other (per member: a sync in every member).
+// installTimeout is install's --timeout here: the rollout of two replicas on the bed's nodes, and
+// the new leader's first reads of every member.
+const installTimeout = 3 * time.Minute
+
+// install runs `kubectl mcs install` as docs/running-in-a-cluster.md tells an operator to, and
+// as it does waits for the rollout and for every leader to read every member: the pods reach
+// every other member at the address the bed gives its apiserver on the nodes' segment; in one
+// mode or the other (per member: a sync in every member).
 func install(image string, perMember bool) result {
-	args := []string{"install", "--contexts", strings.Join(members, ","), "--image", image,
-		"--unreachable-timeout", unreachableTimeout.String()}
+	return installAt(image, perMember, nil, installTimeout)
+}
+
+// installAt is install with the addresses of servers (by context) instead of the bed's, and
+// --timeout=timeout (the run killed a minute after it, for the writes).
+func installAt(image string, perMember bool, servers map[string]string, timeout time.Duration) result {
+	args := []string{"--kubeconfig", kubeconfig, "install", "--contexts", strings.Join(members, ","), "--image", image,
+		"--unreachable-timeout", unreachableTimeout.String(), "--timeout", timeout.String()}
 	if perMember {
 		args = append(args, "--mode=per-member")
 	} else {
 		args = append(args, "--context", host)
 	}
 	for c, url := range apiservers() {
+		if s, ok := servers[c]; ok {
+			url = s
+		}
 		if perMember || c != host {
 			args = append(args, "--member-server", c+"="+url)
 		}
 	}
-	return mcs(args...)
+	return runWithin(timeout+time.Minute, nil, binary, args...)
 }
 
 // apiservers reads, from node.sh env, the address pods use for each member's apiserver.

@@ -153,7 +153,13 @@ func (o *Options) Validate() error {
 	if err := clusterset.IDErrors(o.install.Members); err != nil {
 		return err
 	}
-	return o.install.Validate()
+	if err := o.install.Validate(); err != nil {
+		return err
+	}
+	if o.Wait && o.Write.DryRun == cmdutil.DryRunNone {
+		o.install.Waits()
+	}
+	return nil
 }
 
 // Run installs, then waits unless told not to or nothing was written.
