@@ -293,11 +293,15 @@ func deployment(app, namespace string, replicas int32, container corev1.Containe
 	}
 	f, t := false, true
 	uid := int64(runAsUser)
-	probe := func(path string, delay int32) *corev1.Probe {
+	probe := func(path string, delay, period, failures int32) *corev1.Probe {
 		return &corev1.Probe{ProbeHandler: corev1.ProbeHandler{HTTPGet: &corev1.HTTPGetAction{Path: path, Port: intstr.FromString("health")}},
-			InitialDelaySeconds: delay, PeriodSeconds: 10}
+			InitialDelaySeconds: delay, PeriodSeconds: period, TimeoutSeconds: 2, FailureThreshold: failures}
 	}
-	container.LivenessProbe, container.ReadinessProbe = probe("/healthz", 15), probe("/readyz", 5)
+	// Readiness is probed often: kube-proxy keeps a UDP flow to an endpoint while it serves,
+	// terminating or not, and clears it only once the pod fails readiness. A draining DNS server
+	// must be seen not ready well within its --shutdown-delay, or CoreDNS's pooled socket still
+	// reaches it after it stopped.
+	container.LivenessProbe, container.ReadinessProbe = probe("/healthz", 15, 10, 3), probe("/readyz", 2, 2, 2)
 	container.SecurityContext = &corev1.SecurityContext{
 		RunAsNonRoot: &t, RunAsUser: &uid, ReadOnlyRootFilesystem: &t, AllowPrivilegeEscalation: &f,
 		Capabilities: &corev1.Capabilities{Drop: []corev1.Capability{"ALL"}},

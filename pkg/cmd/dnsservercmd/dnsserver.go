@@ -109,7 +109,7 @@ func newCmd(flags *genericclioptions.ConfigFlags, streams genericiooptions.IOStr
 	f := cmd.Flags()
 	f.StringVar(&o.Listen, "listen", fmt.Sprintf(":%d", install.DNSServerPort), "HOST:PORT to answer on, UDP and TCP")
 	f.StringVar(&o.HealthAddr, "health-probe-bind-address", "0", "Serve /healthz and /readyz (ready: caches synced) here (0 disables)")
-	f.DurationVar(&o.ShutdownDelay, "shutdown-delay", 5*time.Second, "On SIGTERM, go on answering this long with /readyz failing, so that the Service's other replicas take the new queries before this one stops")
+	f.DurationVar(&o.ShutdownDelay, "shutdown-delay", 15*time.Second, "On SIGTERM, go on answering this long with /readyz failing, so that kube-proxy moves the Service's queries, pooled UDP flows included, to the other replicas before this one stops")
 	f.StringVar(&o.Domain, "dns-domain", corefile.DefaultDomain, "The clusterset DNS zone (as given to init --dns-domain)")
 	f.Uint32Var(&o.TTL, "ttl", dnszone.DefaultTTL, "TTL in seconds of every answer, negative ones included")
 	f.BoolVar(&o.PrintManifests, "print-manifests", false, "Print what runs the DNS server in a member (Namespace, ServiceAccount, ClusterRole and binding, Deployment, Service "+names.SystemNamespace+"/"+names.DNSServerName+") instead of running it")
