@@ -113,6 +113,11 @@ func TestPortOfOneCluster(t *testing.T) {
 		a := answeredBy(20, func() (string, bool) { return get(ns, name, 80) })
 		return a.seen["member1"] > 0 && a.seen["member3"] > 0 && a.seen[""] == 0, a.String()
 	})
+	// Port 81 is asserted once it answers: port 80's answers say nothing of port 81's rules.
+	eventually(t, 60*time.Second, "port 81 answered by member1", func() (bool, string) {
+		a, ok := get(ns, name, 81)
+		return ok && clusterOf(a) == "member1", a
+	})
 	a := answeredBy(20, func() (string, bool) { return get(ns, name, 81) })
 	if a.seen["member1"] != 20 {
 		t.Fatalf("port 81 (member1's only): answers by cluster %v, want all 20 from member1", a)
