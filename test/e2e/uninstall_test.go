@@ -265,7 +265,9 @@ func exportUIDs(t *testing.T, ns string) map[string]string {
 func checkOrder(t *testing.T, out string, in []string) {
 	t.Helper()
 	lines := strings.Split(out, "\n")
-	first := func(sub string) int { return slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, sub) }) }
+	first := func(sub string) int {
+		return slices.IndexFunc(lines, func(l string) bool { return strings.Contains(l, sub) })
+	}
 	last := func(sub string) int {
 		n := -1
 		for i, l := range lines {
