@@ -53,7 +53,11 @@ func (m *Cache) FormerIDs() []string {
 }
 
 // settleID reads the member's ClusterProperty as it joins and takes the ID it says (or the one
-// --contexts gave, when it has none). An ID another member has is a clusterset.IDError.
+// --contexts gave, when it has none). An ID another member has or may have is a
+// clusterset.IDError: a member whose ID is not known yet (its property unread) is taken to have
+// the one it was given, since copies recorded under that ID may be its own. A clash is decided
+// on IDs read, so members whose properties swap their context names (or go round in a cycle)
+// each wait only until the other's is read, not for the other to join.
 func (m *Cache) settleID(ctx context.Context) error {
 	ref, err := clusterset.ReadRef(ctx, m.Dynamic, m.GivenRef(), probeTimeout)
 	if err != nil {
@@ -61,8 +65,11 @@ func (m *Cache) settleID(ctx context.Context) error {
 	}
 	m.ids.mu.Lock()
 	defer m.ids.mu.Unlock()
+	m.mu.Lock()
+	m.known = ref.ID
+	m.mu.Unlock()
 	for _, o := range m.ids.members {
-		if o != m && o.ID() == ref.ID {
+		if o != m && o.knownID() == ref.ID {
 			return clusterset.ClashError(ref.ID, o.Context)
 		}
 	}
@@ -74,6 +81,17 @@ func (m *Cache) settleID(ctx context.Context) error {
 		klog.InfoS("member joins under the cluster ID its ClusterProperty says", "context", m.Context, "was", was, "cluster", ref.ID)
 	}
 	return nil
+}
+
+// knownID is the ID the member has or will have, as far as was read: the one its property said
+// at its last read, else the one it was connected with.
+func (m *Cache) knownID() string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.known != "" {
+		return m.known
+	}
+	return m.ref.ID
 }
 
 // idError says whether err is a cluster ID that cannot be settled: a configuration error,

@@ -95,3 +95,29 @@ func TestJoinRefusesAnIDTaken(t *testing.T) {
 		}
 	}
 }
+
+// Members whose properties swap their context names, or take each other's round a cycle, all
+// join under their properties' IDs, though none was read when they were connected: each waits
+// for the other's property to be read, not for it to join.
+func TestJoinSwappedIDs(t *testing.T) {
+	for name, ids := range map[string][]string{"swap": {"west", "east"}, "3-cycle": {"b", "c", "a"}} {
+		t.Run(name, func(t *testing.T) {
+			contexts := map[string][]string{"swap": {"east", "west"}, "3-cycle": {"a", "b", "c"}}[name]
+			var conns []*clusterset.Connection
+			for i, ctx := range contexts {
+				conns = append(conns, asGiven(propertyServer(t, ids[i], 0), ctx))
+			}
+			ms := New(conns, Config{RetryCap: 100 * time.Millisecond})
+			joinAll(t, ms)
+			deadline := time.Now().Add(10 * time.Second)
+			for i, m := range ms {
+				for !m.State().Joined && time.Now().Before(deadline) {
+					time.Sleep(20 * time.Millisecond)
+				}
+				if st := m.State(); !st.Joined || m.ID() != ids[i] {
+					t.Errorf("context %s: joined %v as %q (err %v), want joined as %q", contexts[i], st.Joined, m.ID(), st.Err, ids[i])
+				}
+			}
+		})
+	}
+}

@@ -88,6 +88,7 @@ type Cache struct {
 	err         error     // why it has not joined, or why it is unreachable
 	denied      error     // the last list or watch the member refused (Forbidden)
 	failures    int       // probes failed in a row
+	known       string    // the ID its property said at the last read as it joined (clusterid.go)
 	version     string
 }
 
