@@ -136,3 +136,45 @@ func TestCopiesMoveToTheClusterPropertyID(t *testing.T) {
 		t.Errorf("a second sync:\n%s", r.stdout)
 	}
 }
+
+// Two members down when `sync --watch` starts, whose ClusterProperties swap their context names
+// (member2 says member3, member3 says member2), both join under their properties' IDs once they
+// answer: neither waits for the other to join (they did, forever). The consumer holds each one's
+// endpoints under its property's ID.
+func TestSwappedClusterIDsJoin(t *testing.T) {
+	ns := namespace(t, "e2e-swapid", members...)
+	for _, c := range []string{"member2", "member3"} {
+		deployment(t, c, ns, "serve", 1)
+		service(t, c, ns, "serve")
+		userExport(t, c, ns, "serve")
+	}
+	clusterIDProperty(t, "member2", "member3")
+	clusterIDProperty(t, "member3", "member2")
+	want := map[string][]string{"member3": sourceIPs(t, "member2", ns, "serve"), "member2": sourceIPs(t, "member3", ns, "serve")}
+	for _, c := range []string{"member2", "member3"} {
+		testbed(t, "stop", c)
+	}
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			testbed(t, "start", "member2")
+			testbed(t, "start", "member3")
+		}
+	})
+	w := startWatch(t, ns)
+	waitFor(t, "sync --watch to find member2 and member3 down", func() bool {
+		out := w.out.String()
+		return strings.Count(out, "member not read yet") >= 2
+	})
+	testbed(t, "start", "member2")
+	testbed(t, "start", "member3")
+	restarted = true
+	waitFor(t, "member1 to hold member2's endpoints under member3 and member3's under member2", func() bool {
+		return maps.EqualFunc(copiesBySource(t, "member1", ns, "serve"), want, slices.Equal)
+	})
+	for _, c := range []string{"member2", "member3"} {
+		if !strings.Contains(w.out.String(), `"member joins under the cluster ID its ClusterProperty says" context="`+c+`"`) {
+			t.Errorf("sync --watch did not say %s joined under its property's ID:\n%s", c, w.out.String())
+		}
+	}
+}
