@@ -31,6 +31,8 @@ PACKET_TESTBED_DIR ?= $(CACHE)/testbed-packets
 # make test-production: sync and the DNS server as pods from the image, on real nodes.
 PRODUCTION_TESTBED_DIR ?= $(CACHE)/testbed-production
 BENCH_SERVICES ?= 200
+# How many times test-traffic, test-production and conformance run their tests on their bed.
+RUNS ?= 1
 # Karmada material for the e2e "karmada" stand-in, kept outside the repository: its CRDs, and its
 # sources (charts/karmada/_crds/bases/multicluster/ holds the mcs-api CRDs Karmada bundles). When
 # absent, the tests that need it skip.
@@ -201,7 +203,7 @@ test-traffic: build testbed-build
 	status=0; \
 	bash test/testbed/with-bed.sh $(TRAFFIC_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 KUBECTL_MCS_BINARY=$(BIN) \
 	  member1 member2 member3 -- env TRAFFIC_KUBECONFIG=$(TRAFFIC_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) \
-	  bash -c 'TRAFFIC_IMAGE=$$TOOLBOX_IMAGE TRAFFIC_DNS_SERVER=$$DNS_SERVER go test -count=1 -tags traffic -timeout 30m -v ./test/traffic' \
+	  bash -c 'st=0; for run in $$(seq $(RUNS)); do TRAFFIC_IMAGE=$$TOOLBOX_IMAGE TRAFFIC_DNS_SERVER=$$DNS_SERVER go test -count=1 -tags traffic -timeout 30m -v ./test/traffic || st=1; done; exit $$st' \
 	  || status=$$?; \
 	TESTBED_DIR=$(TRAFFIC_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
 	  { echo "test-traffic: tearing the real nodes down left the above behind"; status=1; }; \
@@ -230,13 +232,20 @@ test-production: build testbed-build
 	bash test/testbed/with-bed.sh $(PRODUCTION_TESTBED_DIR) TESTBED_REALNODE=member1,member2,member3 \
 	  member1 member2 member3 -- env TRAFFIC_MODE=production TRAFFIC_KUBECONFIG=$(PRODUCTION_TESTBED_DIR)/kubeconfig TRAFFIC_BINARY=$(BIN) \
 	  TRAFFIC_SYNC_IMAGE=$(IMAGE) TRAFFIC_SYNC_ARCHIVE=$(CURDIR)/$(IMAGE_ARCHIVE) TRAFFIC_NEXT_IMAGE=$(NEXT_IMAGE) TRAFFIC_NEXT_ARCHIVE=$(NEXT_ARCHIVE) \
-	  bash -c 'for mode in host per-member; do echo "test-production: sync in mode $$mode"; \
+	  bash -c 'st=0; for run in $$(seq $(RUNS)); do for mode in host per-member; do echo "test-production: sync in mode $$mode"; \
 	    TRAFFIC_SYNC_MODE=$$mode TRAFFIC_IMAGE=$$TOOLBOX_IMAGE go test -count=1 -tags traffic -timeout 30m -v \
-	    -run "^(TestSeedScenario|TestHeadlessStatefulSet|TestInstallWaitWrongServer|TestProduction.*)$$" ./test/traffic || exit 1; done' \
+	    -run "^(TestSeedScenario|TestHeadlessStatefulSet|TestInstallWaitWrongServer|TestProduction.*)$$" ./test/traffic || st=1; done; done; exit $$st' \
 	  || status=$$?; \
 	TESTBED_DIR=$(PRODUCTION_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
 	  { echo "test-production: tearing the real nodes down left the above behind"; status=1; }; \
 	exit $$status
+
+# A soak of the real-node suites: test-traffic, test-production and conformance RUNS times each
+# (default 5) on one bed each, with half the cores kept busy beside them (test/repeat.sh); then
+# every test's pass count. Not part of make test: about RUNS x 1 hour.
+test-repeat: RUNS = 5
+test-repeat: build testbed-build
+	@bash test/repeat.sh $(RUNS) $(MAKE) --no-print-directory test-traffic test-production conformance RUNS=$(RUNS)
 
 # The seed scenarios through a real Karmada control plane (karmada-apiserver, -webhook,
 # -aggregated-apiserver, -controller-manager, -scheduler built from KARMADA_SOURCES into the
@@ -265,7 +274,7 @@ conformance: build testbed-build
 	bash test/testbed/with-bed.sh $(CONFORMANCE_TESTBED_DIR) TESTBED_REALNODE=member1,member2 KUBECTL_MCS_BINARY=$(BIN) \
 	  member1 member2 -- env MCS_API=$(MCS_API) MCS_API_COMMIT=$(MCS_API_COMMIT) SUITE=$$suite BINARY=$(BIN) \
 	  REPORT_DIR=$(CONFORMANCE_REPORT_DIR) IMPL_VERSION=$$(git describe --tags --always --dirty 2>/dev/null || echo $(VERSION)) \
-	  bash test/conformance/run.sh run || status=$$?; \
+	  bash -c 'st=0; for run in $$(seq $(RUNS)); do bash test/conformance/run.sh run || st=1; done; exit $$st' || status=$$?; \
 	TESTBED_DIR=$(CONFORMANCE_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
 	  { echo "conformance: tearing the real nodes down left the above behind"; status=1; }; \
 	exit $$status
