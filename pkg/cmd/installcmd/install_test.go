@@ -126,3 +126,20 @@ func TestPerMemberRefusals(t *testing.T) {
 		t.Errorf("written while validating: %v", w)
 	}
 }
+
+// --wait needs a --timeout above 0; --wait=false takes any.
+func TestWaitTimeout(t *testing.T) {
+	kc, writes := members(t)
+	server := "--member-server=member2=https://10.0.0.2:6443"
+	if err := validate(t, kc, server, "--timeout=0"); err == nil || err.Error() != "--timeout must be greater than 0 (or pass --wait=false)" {
+		t.Errorf("--timeout=0: %v", err)
+	}
+	for _, args := range [][]string{{"--timeout=0", "--wait=false"}, {"--timeout=30s"}, {}} {
+		if err := validate(t, kc, append([]string{server}, args...)...); err != nil {
+			t.Errorf("%v: %v", args, err)
+		}
+	}
+	if w := writes(); len(w) != 0 {
+		t.Errorf("written while validating: %v", w)
+	}
+}
