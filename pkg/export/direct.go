@@ -25,11 +25,11 @@ import (
 // not ExternalName) where it is exported, and every object fits the schema its cluster serves.
 // With a selector (or all), every selected Service is checked so before anything is written, and
 // a Service that cannot be exported in a cluster (ExternalName) is skipped there, unless Strict:
-// then it fails the plan, as a named Service does. Each of skipped is a warning line of its own.
+// then it fails the plan, as a named Service does. With --karmada, skipped are the members where
+// Karmada may not place the export. Each of skipped is a warning line of its own.
 func (s *Spec) Plan(ctx context.Context) (items []apply.Item, skipped []error, err error) {
 	if s.Karmada {
-		items, err = s.planKarmada(ctx)
-		return items, nil, err
+		return s.planKarmada(ctx)
 	}
 	members, ids, err := s.members(ctx)
 	if err != nil {

@@ -59,6 +59,8 @@ type Spec struct {
 	// Strict: a selected Service that cannot be exported fails the command instead of being
 	// skipped with a warning.
 	Strict bool
+	// Force (Karmada): write even where a member does not serve an API the export sends there.
+	Force bool
 }
 
 // Selects says whether the Services are selected (-l, --all) rather than named.

@@ -2,6 +2,7 @@ package export
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -52,39 +53,85 @@ func (t *Target) version() string {
 	return mcsapi.V1alpha1
 }
 
-func (s *Spec) planKarmada(ctx context.Context) ([]apply.Item, error) {
+// planKarmada returns the objects of the export on the control plane, and warnings: the members
+// where Karmada may not place them (s.Force: where it would not either).
+func (s *Spec) planKarmada(ctx context.Context) ([]apply.Item, []error, error) {
 	cp, err := s.controlPlane()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	svc, err := getService(ctx, cp.kube, cp.name, s.Namespace, s.Service)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if svc == nil {
-		return nil, fmt.Errorf("cluster %q: service %s/%s not found on the Karmada control plane", cp.name, s.Namespace, s.Service)
+		return nil, nil, fmt.Errorf("cluster %q: service %s/%s not found on the Karmada control plane", cp.name, s.Namespace, s.Service)
 	}
-	if err := s.checkMembers(ctx, cp); err != nil {
-		return nil, err
+	members, err := s.checkMembers(ctx, cp)
+	if err != nil {
+		return nil, nil, err
 	}
 	var schemas mcsapi.Schemas
 	if s.API == APIServiceExport {
 		// Karmada bundles the mcs-api v0.1.0 CRDs (no ServiceExport spec, one ServiceImport IP):
 		// send only what the control plane's schema declares.
 		if schemas, err = loadSchemas(ctx, cp.name, cp.dyn, s.version()); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := s.exportFits(cp.name, s.version(), s.Service, schemas.Export); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	var workload *karmada.Selector
 	if s.Propagate && s.Workload.Kind != "" {
 		if workload, err = s.workloadSelector(cp.name); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return cp.items(s.objects(svc, schemas, workload, false)), nil
+	objs := s.objects(svc, schemas, workload, false)
+	warnings, err := s.checkAPIs(members, objs)
+	if err != nil {
+		return nil, warnings, err
+	}
+	return cp.items(objs), warnings, nil
+}
+
+// checkAPIs refuses, before anything is written, an export that Karmada could never place: a
+// provider or consumer whose Cluster says it does not serve an API that one of objs sends there
+// (ServiceExport and ServiceImport with --api=serviceexport, the Service and --workload with
+// --propagate, EndpointSlices and the Service for a MultiClusterService). With s.Force, or where
+// Karmada has not collected every API the member serves, each is a warning instead.
+func (s *Spec) checkAPIs(members map[string]karmada.MemberAPIs, objs []object) ([]error, error) {
+	var reqs []karmada.Requirement
+	for _, o := range objs {
+		switch o.gvr {
+		case karmada.PropagationPolicies:
+			reqs = append(reqs, karmada.PolicyRequirements(o.obj)...)
+		case karmada.MultiClusterServices:
+			// Karmada's controllers place the Service, and send EndpointSlices, to both.
+			named := slices.Concat(s.Providers, s.Consumers)
+			what := "MultiClusterService " + o.obj.GetName()
+			reqs = append(reqs, karmada.Requirement{GroupVersion: "v1", Kind: "Service", Clusters: named, For: what},
+				karmada.Requirement{GroupVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Clusters: named, For: what})
+		}
+	}
+	var warnings []error
+	var refusals []string
+	for _, u := range karmada.CheckAPIs(members, reqs) {
+		switch {
+		case u.Unknown:
+			warnings = append(warnings, errors.New(u.String()))
+		case s.Force:
+			warnings = append(warnings, fmt.Errorf("%s; written anyway (--force)", u.String()))
+		default:
+			refusals = append(refusals, u.String())
+		}
+	}
+	if len(refusals) == 0 {
+		return warnings, nil
+	}
+	return warnings, fmt.Errorf("nothing written: Karmada would never place the export where a member does not serve its API (--force writes anyway):\n  %s",
+		strings.Join(refusals, "\n  "))
 }
 
 func (t *Target) ownedKarmada(context.Context) ([]apply.Item, error) {
@@ -150,25 +197,28 @@ func selectorOf(u *unstructured.Unstructured) karmada.Selector {
 	return karmada.Selector{APIVersion: u.GetAPIVersion(), Kind: u.GetKind(), Name: u.GetName()}
 }
 
-// checkMembers refuses providers or consumers that are not member clusters of the control plane.
+// checkMembers refuses providers or consumers that are not member clusters of the control plane,
+// and returns what the named ones serve (nil when there is nothing to check against).
 // Karmada itself accepts them: its webhook checks only the names, and a MultiClusterService whose
 // only consumer is unknown reports ServiceApplied and EndpointSliceDispatched True while nothing
 // is consumed anywhere. Where the Cluster API is not served (no karmada-aggregated-apiserver) or
 // not readable, there is nothing to check against.
-func (s *Spec) checkMembers(ctx context.Context, cp *controlPlane) error {
+func (s *Spec) checkMembers(ctx context.Context, cp *controlPlane) (map[string]karmada.MemberAPIs, error) {
 	if len(s.Providers) == 0 && len(s.Consumers) == 0 {
-		return nil
+		return nil, nil
 	}
 	l, err := cp.dyn.Resource(karmada.Clusters).List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) || meta.IsNoMatchError(err) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return fmt.Errorf("cluster %q: listing member clusters: %w", cp.name, err)
+		return nil, fmt.Errorf("cluster %q: listing member clusters: %w", cp.name, err)
 	}
 	var members []string
-	for _, c := range l.Items {
-		members = append(members, c.GetName())
+	apis := map[string]karmada.MemberAPIs{}
+	for i := range l.Items {
+		members = append(members, l.Items[i].GetName())
+		apis[l.Items[i].GetName()] = karmada.MemberAPIsOf(&l.Items[i])
 	}
 	slices.Sort(members)
 	for _, f := range []struct {
@@ -176,11 +226,11 @@ func (s *Spec) checkMembers(ctx context.Context, cp *controlPlane) error {
 		names []string
 	}{{"--providers", s.Providers}, {"--consumers", s.Consumers}} {
 		if unknown := karmada.UnknownClusters(f.names, members); len(unknown) > 0 {
-			return fmt.Errorf("cluster %q: %s: %q is not a member cluster of this Karmada control plane (members: %s)",
+			return nil, fmt.Errorf("cluster %q: %s: %q is not a member cluster of this Karmada control plane (members: %s)",
 				cp.name, f.flag, unknown[0], strings.Join(members, ", "))
 		}
 	}
-	return nil
+	return apis, nil
 }
 
 // workloadSelector resolves --workload's kind through the control plane's RESTMapper, as kubectl

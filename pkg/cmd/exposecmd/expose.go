@@ -30,7 +30,11 @@ var (
 		With --karmada, the --context cluster is a Karmada control plane: a MultiClusterService is
 		written (--api=multiclusterservice), or the ServiceExport + ServiceImport and the
 		PropagationPolicies of Karmada's multi-cluster service discovery guide
-		(--api=serviceexport).
+		(--api=serviceexport). Karmada's scheduler places an object only in members whose Cluster
+		lists its API in status.apiEnablements; a provider or consumer that does not serve what is
+		sent there (the mcs-api CRDs: kubectl mcs init) fails the command, naming the member and the
+		API, and nothing is written (--force writes anyway). A member whose APIs Karmada has not
+		collected yet is a warning.
 
 		-l SELECTOR or --all export, instead of one SERVICE, every Service of the namespace that
 		matches (or every one) in any cluster of the clusterset, leaving out the derived Services
@@ -76,6 +80,7 @@ type Flags struct {
 	Selector            string
 	All                 bool
 	Strict              bool
+	Force               bool
 }
 
 // Options is expose parsed: the export to write and how.
@@ -134,6 +139,7 @@ func (f *Flags) AddFlags(cmd *cobra.Command) {
 	fs.StringVar(&f.Workload, "workload", "", "Karmada, with --propagate: the workload to place too, as KIND/NAME (e.g. deployment/serve)")
 	fs.StringVarP(&f.Selector, "selector", "l", "", "Export every Service of the namespace matching this label selector (e.g. -l tier=backend), instead of one SERVICE")
 	fs.BoolVar(&f.All, "all", false, "Export every Service of the namespace (but the derived Services sync writes), instead of one SERVICE")
+	fs.BoolVar(&f.Force, "force", false, "Karmada: write even where a provider or consumer does not serve an API the export sends there (Karmada places it once the member does)")
 	fs.BoolVar(&f.Strict, "strict", false, "With -l or --all: fail, writing nothing, when a selected Service cannot be exported (ExternalName) instead of skipping it with a warning")
 }
 
@@ -149,7 +155,7 @@ func (f *Flags) ToOptions(cmd *cobra.Command, cf *genericclioptions.ConfigFlags,
 	if err != nil {
 		return nil, err
 	}
-	s := export.Spec{Target: t, API: f.Target.API, Consumers: f.Consumers, Types: f.Types, Propagate: f.Propagate, Selector: f.Selector, All: f.All, Strict: f.Strict}
+	s := export.Spec{Target: t, API: f.Target.API, Consumers: f.Consumers, Types: f.Types, Propagate: f.Propagate, Selector: f.Selector, All: f.All, Strict: f.Strict, Force: f.Force}
 	if s.Labels, err = mcsapi.ParseKeyValues("exported-labels", f.ExportedLabels); err != nil {
 		return nil, err
 	}
@@ -160,7 +166,7 @@ func (f *Flags) ToOptions(cmd *cobra.Command, cf *genericclioptions.ConfigFlags,
 		for _, k := range []struct {
 			name string
 			set  bool
-		}{{"--consumers", len(f.Consumers) > 0}, {"--ports", len(f.Ports) > 0}, {"--propagate", f.Propagate}, {"--workload", f.Workload != ""}} {
+		}{{"--consumers", len(f.Consumers) > 0}, {"--ports", len(f.Ports) > 0}, {"--propagate", f.Propagate}, {"--workload", f.Workload != ""}, {"--force", f.Force}} {
 			if k.set {
 				return nil, fmt.Errorf("%s is a Karmada flag: add --karmada (or --karmada-context=CTX)", k.name)
 			}
