@@ -15,7 +15,7 @@ import (
 )
 
 // SetView gives the Elector what the leader publishes; until then, or while it does not lead,
-// the Lease's view is left as it is (a new leader's first renewal replaces its predecessor's).
+// its writes of the Lease carry no view.
 func (e *Elector) SetView(view func() snapshot.SyncView) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -60,12 +60,19 @@ func (s stampedLease) Update(ctx context.Context, l *coordinationv1.Lease, o met
 	return s.LeaseInterface.Update(ctx, s.stamp(l), o)
 }
 
+// stamp sets this sync's view, or takes the predecessor's away: the write that acquires the Lease
+// is made before this one leads, and a view left there would be told as the new holder's (install
+// --wait took a former leader's "every member read" for the new pods').
 func (s stampedLease) stamp(l *coordinationv1.Lease) *coordinationv1.Lease {
 	v := s.e.viewJSON()
-	if v == "" {
+	if _, had := l.Annotations[snapshot.SyncViewAnnotation]; v == "" && !had {
 		return l
 	}
 	l = l.DeepCopy()
+	if v == "" {
+		delete(l.Annotations, snapshot.SyncViewAnnotation)
+		return l
+	}
 	if l.Annotations == nil {
 		l.Annotations = map[string]string{}
 	}
