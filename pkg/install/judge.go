@@ -75,33 +75,47 @@ type Verdict struct {
 // rolledOut heads what is awaited once the Deployment rolled out.
 const rolledOut = "rolled out; "
 
-// Judge is where site stands, its rollout and its Lease (nil: none) read at now.
+// Judge is where site stands, its rollout and its Lease (nil: none) read at now. A leader of the
+// new ReplicaSet may report before the rollout ends (a leader whose caches have not synced is
+// not ready, for up to sync's --cache-sync-timeout): the members it cannot read are told then too.
 func Judge(site Site, r Rollout, lease *snapshot.Sync, now time.Time) Verdict {
+	waiting, unreachable := leaderView(site, r, lease, now)
 	switch {
+	case !r.Done && len(unreachable) > 0:
+		return Verdict{Waiting: strings.TrimSpace(r.Message) + "; " + waiting, Unreachable: unreachable}
 	case !r.Done:
 		return Verdict{Waiting: strings.TrimSpace(r.Message)}
+	case waiting == "":
+		return Verdict{Done: true}
+	}
+	return Verdict{Waiting: rolledOut + waiting, Unreachable: unreachable}
+}
+
+// leaderView is what the Lease tells of the new pods' leader: what is awaited ("" when it reads
+// every member), and a line per member it reports not reading.
+func leaderView(site Site, r Rollout, lease *snapshot.Sync, now time.Time) (string, []string) {
+	switch {
+	case r.ReplicaSet == "":
+		return fmt.Sprintf("the new replicaset of deployment %q not found yet", Name), nil
 	case lease == nil:
-		return Verdict{Waiting: rolledOut + fmt.Sprintf("no leader: no Lease %s/%s in cluster %q yet", DefaultNamespace, Name, site.Lease)}
+		return fmt.Sprintf("no leader: no Lease %s/%s in cluster %q yet", DefaultNamespace, Name, site.Lease), nil
 	case lease.Holder == "":
-		return Verdict{Waiting: rolledOut + fmt.Sprintf("no leader: nobody holds the Lease in cluster %q", site.Lease)}
+		return fmt.Sprintf("no leader: nobody holds the Lease in cluster %q", site.Lease), nil
 	}
 	pod, _, _ := strings.Cut(lease.Holder, "_")
 	switch {
-	case r.ReplicaSet == "":
-		return Verdict{Waiting: rolledOut + fmt.Sprintf("the new replicaset of deployment %q not found yet", Name)}
 	case !strings.HasPrefix(pod, r.ReplicaSet+"-"):
-		return Verdict{Waiting: rolledOut + fmt.Sprintf("no pod of replicaset %q leads yet (the Lease in cluster %q is held by %s)", r.ReplicaSet, site.Lease, pod)}
+		return fmt.Sprintf("no pod of replicaset %q leads yet (the Lease in cluster %q is held by %s)", r.ReplicaSet, site.Lease, pod), nil
 	case lease.Stale(now):
-		return Verdict{Waiting: rolledOut + fmt.Sprintf("the leader %s has not renewed its Lease since %s", pod, lease.Renewed.Format(time.RFC3339))}
+		return fmt.Sprintf("the leader %s has not renewed its Lease since %s", pod, lease.Renewed.Format(time.RFC3339)), nil
 	case lease.View == nil:
-		return Verdict{Waiting: rolledOut + fmt.Sprintf("the leader %s has not reported what it reads yet", pod)}
+		return fmt.Sprintf("the leader %s has not reported what it reads yet", pod), nil
 	}
 	seen := map[string]snapshot.SyncViewedMember{}
 	for _, m := range lease.View.Members {
 		seen[m.Cluster] = m
 	}
-	var waiting []string
-	var v Verdict
+	var waiting, unreachable []string
 	for _, id := range site.Members {
 		m, ok := seen[id]
 		switch {
@@ -109,15 +123,14 @@ func Judge(site Site, r Rollout, lease *snapshot.Sync, now time.Time) Verdict {
 			waiting = append(waiting, id+" (not reported)")
 		case m.State != snapshot.Reachable:
 			waiting = append(waiting, fmt.Sprintf("%s (%s)", id, strings.ToLower(string(m.State))))
-			v.Unreachable = append(v.Unreachable, fmt.Sprintf("cluster %q: the sync pods in %q cannot read it at %s: %s",
+			unreachable = append(unreachable, fmt.Sprintf("cluster %q: the sync pods in %q cannot read it at %s: %s",
 				id, site.Cluster, site.Addresses[id], orUnknown(m.Message)))
 		}
 	}
 	if len(waiting) == 0 {
-		return Verdict{Done: true}
+		return "", nil
 	}
-	v.Waiting = rolledOut + fmt.Sprintf("the leader %s does not read %d of %d members: %s", pod, len(waiting), len(site.Members), strings.Join(waiting, ", "))
-	return v
+	return fmt.Sprintf("the leader %s does not read %d of %d members: %s", pod, len(waiting), len(site.Members), strings.Join(waiting, ", ")), unreachable
 }
 
 func orUnknown(msg string) string {

@@ -61,6 +61,7 @@ func TestJudge(t *testing.T) {
 	}
 	refused := snapshot.SyncViewedMember{Cluster: "member3", State: snapshot.Joining, Message: "dial tcp 10.0.0.3:1: connect: connection refused"}
 	newPod := "kubectl-mcs-sync-abc-x1y2z_0f6e"
+	rolling := `Waiting for deployment "kubectl-mcs-sync" rollout to finish: 1 of 2 updated replicas are available...`
 	for _, tc := range []struct {
 		name        string
 		r           Rollout
@@ -71,6 +72,14 @@ func TestJudge(t *testing.T) {
 	}{
 		{name: "rolling", r: Rollout{Message: "Waiting for deployment \"kubectl-mcs-sync\" rollout to finish: 1 of 2 updated replicas are available..."},
 			waiting: "1 of 2 updated replicas are available"},
+		{name: "rolling, an old pod leads", r: Rollout{Message: rolling, ReplicaSet: "kubectl-mcs-sync-abc"},
+			lease: lease("kubectl-mcs-sync-old-a1b2c_9", now, reach("member1"), reach("member2"), refused), waiting: rolling},
+		{name: "rolling, a new pod leads and cannot read member3", r: Rollout{Message: rolling, ReplicaSet: "kubectl-mcs-sync-abc"},
+			lease:       lease(newPod, now, reach("member1"), reach("member2"), refused),
+			waiting:     rolling + "; the leader kubectl-mcs-sync-abc-x1y2z does not read 1 of 3 members: member3 (joining)",
+			unreachable: []string{`cluster "member3": the sync pods in "member1" cannot read it at https://10.0.0.3:1: dial tcp 10.0.0.3:1: connect: connection refused`}},
+		{name: "rolling, a new pod reads every member", r: Rollout{Message: rolling, ReplicaSet: "kubectl-mcs-sync-abc"},
+			lease: lease(newPod, now, reach("member1"), reach("member2"), reach("member3")), waiting: rolling},
 		{name: "no lease", r: done, waiting: `rolled out; no leader: no Lease kubectl-mcs-system/kubectl-mcs-sync in cluster "member1" yet`},
 		{name: "released", r: done, lease: lease("", now), waiting: "nobody holds the Lease"},
 		{name: "new replicaset unknown", r: Rollout{Done: true}, lease: lease(newPod, now), waiting: "new replicaset"},

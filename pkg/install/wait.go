@@ -62,7 +62,7 @@ func (o *Options) Wait(ctx context.Context, timeout time.Duration) error {
 			}
 			r, err := readRollout(ctx, w.dyn)
 			var lease *snapshot.Sync
-			if err == nil && r.Done {
+			if err == nil && r.ReplicaSet != "" {
 				lease = w.lease(ctx)
 			}
 			if ctx.Err() != nil {
@@ -72,9 +72,11 @@ func (o *Options) Wait(ctx context.Context, timeout time.Duration) error {
 			switch {
 			case errors.As(err, &past):
 				return false, fmt.Errorf("sync in %q: %w", w.site.Cluster, err)
-			case err != nil:
-				// An apiserver that does not answer for a moment is waited for, as the rest.
+			case err != nil && w.said == "":
 				w.verdict = Verdict{Waiting: err.Error()}
+			case err != nil:
+				// A read that fails (an apiserver that does not answer for a moment, a client
+				// rate limiter near the deadline) says nothing of the sync: the last verdict stands.
 			default:
 				w.verdict = Judge(w.site, r, lease, time.Now())
 			}
@@ -169,8 +171,8 @@ func readRollout(ctx context.Context, dyn dynamic.Interface) (Rollout, error) {
 		return Rollout{}, fmt.Errorf("deployment %s/%s: %w", DefaultNamespace, Name, err)
 	}
 	r, err := RolloutStatus(&d)
-	if err != nil || !r.Done {
-		return r, err
+	if err != nil || d.Generation > d.Status.ObservedGeneration {
+		return r, err // the revision is the old one's until the controller observed the spec
 	}
 	r.ReplicaSet, err = newReplicaSet(ctx, dyn, u)
 	return r, err

@@ -66,7 +66,12 @@ func TestInstallWait(t *testing.T) {
 	done := make(chan result, 1)
 	go func() { done <- mcs(at(server(t, "member3"), "--timeout=90s")...) }()
 	next := newReplicaSet(t, rs)
-	time.Sleep(3 * time.Second)
+	waitFor(t, "the rollout of "+next, func() bool {
+		d, err := clients["member1"].kube.AppsV1().Deployments(install.DefaultNamespace).Get(ctx, install.Name, metav1.GetOptions{})
+		return err == nil && d.Status.ObservedGeneration >= d.Generation && d.Status.Replicas == *d.Spec.Replicas &&
+			d.Status.UpdatedReplicas == *d.Spec.Replicas && d.Status.AvailableReplicas == *d.Spec.Replicas
+	})
+	time.Sleep(3 * time.Second) // install reads every 2 s
 	select {
 	case r := <-done:
 		t.Fatalf("install returned while the old ReplicaSet's pod led: exit %d\n%s", r.code, r.stderr)
