@@ -11,8 +11,9 @@ const (
 	scaleEndMark   = "<!-- bench-scale:end -->"
 )
 
-// renderCurve writes the bench-scale section: one row per run (size, clusters, rate limit), each
-// figure against its floor from the same run, and whether the targets hold.
+// renderCurve writes the bench-scale section: one row per configuration (size, clusters, rate
+// limit), its latest run, each figure against its floor from the same run, and whether the
+// targets hold.
 func renderCurve(paths []string, markdown string) error {
 	runs, err := readResults(paths)
 	if err != nil {
@@ -37,7 +38,29 @@ func limit(r *Results) string {
 	return s
 }
 
+// latestPerConfiguration keeps, of the runs of one configuration (services, clusters, QPS,
+// burst, workers), the latest: the tables are results, not a log of every build's run.
+func latestPerConfiguration(runs []*Results) []*Results {
+	latest := map[string]*Results{}
+	var order []string
+	for _, r := range runs {
+		k := fmt.Sprintf("%d/%d/%g/%d/%d", r.Services, r.Clusters, r.QPS, r.Burst, r.Workers)
+		if o, ok := latest[k]; !ok {
+			order = append(order, k)
+		} else if o.Date > r.Date {
+			continue
+		}
+		latest[k] = r
+	}
+	out := make([]*Results, 0, len(order))
+	for _, k := range order {
+		out = append(out, latest[k])
+	}
+	return out
+}
+
 func curveTables(runs []*Results) string {
+	runs = latestPerConfiguration(runs)
 	sort.SliceStable(runs, func(i, j int) bool {
 		if runs[i].Services != runs[j].Services {
 			return runs[i].Services < runs[j].Services

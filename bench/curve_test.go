@@ -42,6 +42,28 @@ func TestCurveTables(t *testing.T) {
 	}
 }
 
+// Of two runs of one configuration, the later one alone makes the rows, whatever their order.
+func TestCurveTablesKeepTheLatestRunOfAConfiguration(t *testing.T) {
+	run := func(date string, p50 float64) *Results {
+		return &Results{Date: date, Services: 1000, Clusters: 5, QPS: 500, Burst: 1000, Workers: 16, PropagationP50: p50, FloorP50: 10}
+	}
+	for _, runs := range [][]*Results{
+		{run("2026-11-25T10:00:00Z", 30), run("2026-11-27T10:00:00Z", 15)},
+		{run("2026-11-27T10:00:00Z", 15), run("2026-11-25T10:00:00Z", 30)},
+	} {
+		out := curveTables(append(runs, &Results{Date: "2026-11-20T10:00:00Z", Services: 1000, Clusters: 5, PropagationP50: 20, FloorP50: 10}))
+		var rows []string
+		for _, r := range strings.Split(out, "\n") {
+			if strings.HasPrefix(r, "| 1000 | 5 | 500/1000") {
+				rows = append(rows, r)
+			}
+		}
+		if len(rows) != 2 || !strings.Contains(rows[0], "| 1.50x ✓ |") || !strings.Contains(out, "| 1000 | 5 | 50/100 (default) |") {
+			t.Errorf("want the 2026-11-27 run alone (1.50x) in each table, and the default-QPS run beside it:\n%s", out)
+		}
+	}
+}
+
 func TestRewriteSectionKeepsTheOther(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "B.md")
 	start := "# B\n" + beginMark + "\nold bench\n" + endMark + "\n"
