@@ -54,6 +54,13 @@
 //     ports its source cluster's own Service exports exactly as the import does (an unnamed port
 //     as its generated name), named as the derived Service names them, since kube-proxy matches
 //     slice ports to Service ports by name and protocol; one left with none is not made.
+//   - The import's Ready condition (mcs-api v1beta1 ServiceImportConditionReady, importready.go):
+//     False/IPFamilyNotSupported while the derived Service is missing because the cluster refused
+//     it for its family (obs.Failing; kept by a sync not told yet); False/Pending until the derived
+//     Service is there with its cluster IP (headless: there) and one of the copies desired there
+//     is; True/Ready after. One message per reason, so an import's steps write its status twice,
+//     and the transition time is kept while the status holds. A served schema without
+//     status.conditions (v0.1.0-era v1alpha1) gets none.
 //   - With no constituent, a cluster keeps the import (naming only unread exporters), derived
 //     Service and slices that stand for unread clusters, and nothing else of the service.
 //   - A ServiceImport NS/NAME or a Service derived-NAME without the managed-by label makes the

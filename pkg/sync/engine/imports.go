@@ -43,13 +43,16 @@ func newExported(idx []*clusterIndex, mem membership, k key, cons []constituent)
 // buildImport adds the ServiceImport, derived Service and EndpointSlices of one service to ci.
 func buildImport(ci *clusterIndex, cd *ClusterDesired, e *exported) {
 	observedSvc := ci.ix.Services[key{Namespace: e.key.Namespace, Name: e.derived}]
-	cd.ServiceImports = append(cd.ServiceImports, pruneTo(ci.ImportSchema, e.serviceImport(ci, observedSvc)))
+	si := e.serviceImport(ci, observedSvc)
 	cd.Services = append(cd.Services, e.derivedService(ci))
 	var sliceOwner []metav1.OwnerReference
 	if observedSvc != nil && observedSvc.UID != "" {
 		sliceOwner = ownerRef("v1", "Service", e.derived, observedSvc.UID)
 	}
+	first := len(cd.EndpointSlices)
 	e.copySlices(ci, cd, sliceOwner)
+	si.Status.Conditions = []metav1.Condition{e.importReady(ci, observedSvc, cd.EndpointSlices[first:])}
+	cd.ServiceImports = append(cd.ServiceImports, pruneTo(ci.ImportSchema, si))
 	holdSlices(ci, cd, e.mem, e.key)
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
@@ -27,6 +28,8 @@ type clusterIndex struct {
 	ix      *snapshot.Index
 	exports map[key]*mcsv1beta1.ServiceExport
 	copies  map[key][]*discoveryv1.EndpointSlice
+	now     metav1.Time    // Observed.Now
+	failing []WriteFailure // the writes in this cluster that keep failing (Observed.Failing)
 }
 
 func indexClusters(obs Observed) []*clusterIndex {
@@ -34,7 +37,12 @@ func indexClusters(obs Observed) []*clusterIndex {
 	for i := range obs.Clusters {
 		c := &obs.Clusters[i]
 		ix := snapshot.NewIndex(&c.Objects)
-		ci := &clusterIndex{ObservedCluster: c, ix: ix, exports: maps.Clone(ix.Exports), copies: map[key][]*discoveryv1.EndpointSlice{}}
+		ci := &clusterIndex{ObservedCluster: c, ix: ix, exports: maps.Clone(ix.Exports), copies: map[key][]*discoveryv1.EndpointSlice{}, now: obs.Now}
+		for _, f := range obs.Failing {
+			if f.Cluster == c.ID {
+				ci.failing = append(ci.failing, f)
+			}
+		}
 		for k, o := range ix.Exports {
 			if o.DeletionTimestamp != nil {
 				delete(ci.exports, k)

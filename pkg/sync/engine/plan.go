@@ -110,7 +110,7 @@ func (p *clusterPlan) imports() map[key]bool {
 		switch {
 		case o == nil:
 			p.add(snapshot.KindServiceImport, VerbCreate, d.ObjectMeta, d)
-			if len(d.Status.Clusters) > 0 {
+			if len(d.Status.Clusters)+len(d.Status.Conditions) > 0 {
 				p.add(snapshot.KindServiceImport, VerbStatus, d.ObjectMeta, d)
 			}
 		case !names.IsManaged(o.Labels):
@@ -119,7 +119,7 @@ func (p *clusterPlan) imports() map[key]bool {
 				!importSpecEqual(o.Spec, d.Spec, owned{o.ManagedFields, p.fm}) {
 				p.add(snapshot.KindServiceImport, VerbUpdate, d.ObjectMeta, d)
 			}
-			if !clustersEqual(o.Status.Clusters, d.Status.Clusters) {
+			if !clustersEqual(o.Status.Clusters, d.Status.Clusters) || !importReadyEqual(o.Status.Conditions, d.Status.Conditions) {
 				p.add(snapshot.KindServiceImport, VerbStatus, d.ObjectMeta, d)
 			}
 		}

@@ -60,7 +60,8 @@ func Pruning(s Pruner, kind string) Pruner {
 			SessionAffinityConfig: &corev1.SessionAffinityConfig{ClientIP: &corev1.ClientIPConfig{TimeoutSeconds: &one}},
 			IPFamilies:            fams, InternalTrafficPolicy: &itp, TrafficDistribution: &td,
 		},
-		Status: mcsv1beta1.ServiceImportStatus{Clusters: []mcsv1beta1.ClusterStatus{{Cluster: "a"}, {Cluster: "b"}}},
+		Status: mcsv1beta1.ServiceImportStatus{Clusters: []mcsv1beta1.ClusterStatus{{Cluster: "a"}, {Cluster: "b"}},
+			Conditions: []metav1.Condition{{Type: "Ready", Status: metav1.ConditionTrue, LastTransitionTime: metav1.Now(), Reason: "Ready", Message: "m"}}},
 	}
 	if kind == snapshot.KindServiceExport {
 		full = &mcsv1beta1.ServiceExport{Status: mcsv1beta1.ServiceExportStatus{Conditions: []metav1.Condition{{

@@ -11,6 +11,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
 )
 
@@ -128,14 +129,17 @@ func (s *syncFailures) without(plan []engine.Action) []engine.Action {
 	defer s.mu.Unlock()
 	// A cluster with a failed write does nothing more in this sync: its later writes may depend
 	// on the failed one (a slice on the Service it would have replaced), and the next sync decides
-	// again from what the cluster then holds. The other clusters go on.
+	// again from what the cluster then holds. The other clusters go on. A ServiceImport's status
+	// depends on no other write and tells of the failure (its Ready: IPFamilyNotSupported when the
+	// derived Service is refused for its family): it is written unless it failed itself.
 	failedIn := map[string]bool{}
 	for o := range s.now {
 		failedIn[o.cluster] = true
 	}
 	out := plan[:0:0]
 	for _, a := range plan {
-		if !failedIn[a.Cluster] {
+		_, itFailed := s.now[objectOf(a)]
+		if !failedIn[a.Cluster] || a.Kind == snapshot.KindServiceImport && a.Verb == engine.VerbStatus && !itFailed {
 			out = append(out, a)
 		}
 	}

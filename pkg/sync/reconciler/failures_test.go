@@ -153,3 +153,47 @@ func scrape(t *testing.T, reg *prometheus.Registry, name string, labels ...strin
 	}
 	return v
 }
+
+// A member not configured for the exported family refuses the derived Service: in the same sync
+// its import's status says IPFamilyNotSupported (written although the cluster's other writes
+// wait), and the next sync rewrites none of it.
+func TestFamilyRefusalIsToldOnTheImport(t *testing.T) {
+	var mu sync.Mutex
+	var log []write
+	clusters := oneExporter(t)
+	refusal := apierrors.NewInvalid(schema.GroupKind{Kind: "Service"}, "derived-serve",
+		field.ErrorList{field.Invalid(field.NewPath("spec", "ipFamilies").Index(0), "IPv6", "not configured on this cluster")})
+	for _, c := range clusters {
+		dyn := fakeAPIServer(c.ID(), 0, &mu, &log, map[string]map[string]any{}, nil)
+		if c.ID() == "m2" {
+			dyn.PrependReactor("*", "services", func(k8stesting.Action) (bool, runtime.Object, error) { return true, nil, refusal })
+		}
+		c.Dynamic = dyn
+	}
+	r := testReconciler(nil, clusters...)
+	serve := key{Namespace: "demo", Name: "serve"}
+	if err := r.syncKey(context.Background(), serve); err == nil {
+		t.Fatal("syncKey: no error while the derived Service is refused")
+	}
+	mu.Lock()
+	var reason string
+	for _, w := range log {
+		if w.cluster == "m2" && w.resource == "serviceimports" && w.sub == "status" {
+			conds, _, _ := unstructured.NestedSlice(w.body, "status", "conditions")
+			for _, c := range conds {
+				if m := c.(map[string]any); m["type"] == string(mcsv1beta1.ServiceImportConditionReady) {
+					reason, _ = m["reason"].(string)
+				}
+			}
+		}
+	}
+	mu.Unlock()
+	if reason != string(mcsv1beta1.ServiceImportReasonIPFamilyNotSupported) {
+		t.Fatalf("m2's import: last Ready reason written %q, want IPFamilyNotSupported", reason)
+	}
+	statuses := count(&mu, log, "m2", "serviceimports", "status")
+	_ = r.syncKey(context.Background(), serve)
+	if n := count(&mu, log, "m2", "serviceimports", "status"); n != statuses {
+		t.Errorf("m2's import status written again (%d -> %d) although nothing changed", statuses, n)
+	}
+}
