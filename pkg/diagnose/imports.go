@@ -83,6 +83,7 @@ func checkImports(s *Snapshot, svcs []service, objs []*objects) []Result {
 			default:
 				r.Message = "imports from " + quoted(exporting)
 			}
+			importReadiness(&r, sv, si)
 			out = append(out, r)
 			derived := si.Annotations[names.DerivedServiceAnnotation]
 			if derived == "" {
@@ -139,6 +140,9 @@ func listOr(ss []string) string {
 func checkDerived(m Cluster, sv service, name string, d *corev1.Service, si *mcsv1beta1.ServiceImport) Result {
 	r := Result{Check: CheckDerived, Cluster: m.ID, Object: objectName("service", key{Namespace: sv.Namespace, Name: name}), Severity: OK}
 	switch {
+	case d == nil && familyRefused(si):
+		r.Severity, r.Fix = Fail, familyFix
+		r.Message = fmt.Sprintf("the derived Service %s/%s does not exist: this cluster refuses it, not being configured for the exported IP family (see the import check)", sv.Namespace, name)
 	case d == nil:
 		r.Severity = Fail
 		r.Message = fmt.Sprintf("the derived Service %s/%s does not exist: nothing serves the import in this cluster", sv.Namespace, name)

@@ -9,12 +9,20 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/sync/engine"
+)
+
+// The import states its Ready condition gives, when False (mcs-api v1beta1 reasons): a False
+// Ready with another reason is shown by that reason.
+const (
+	ImportPending              ImportState = ImportState(mcsv1beta1.ServiceImportReasonPending)              // sync is still writing the derived Service or the first copies
+	ImportIPFamilyNotSupported ImportState = ImportState(mcsv1beta1.ServiceImportReasonIPFamilyNotSupported) // the cluster is not configured for the exported IP family
 )
 
 // cluster is one cluster's part: its export, its own Service, its import and what it imported.
@@ -45,7 +53,16 @@ func (b *item) cluster(ix *index, invalid map[string]engine.InvalidExport) Clust
 	case si != nil:
 		cs.Import = importStatus(ix, k, si)
 		cs.ImportState = ImportReady
-		if si.Spec.Type == mcsv1beta1.ClusterSetIP && len(si.Spec.IPs) == 0 {
+		ready := meta.FindStatusCondition(si.Status.Conditions, string(mcsv1beta1.ServiceImportConditionReady))
+		switch {
+		case ready != nil && ready.Status != metav1.ConditionTrue:
+			// The import's own Ready condition (sync writes it; a v1alpha1 schema without
+			// conditions has none) says more than its IPs do.
+			cs.ImportState = ImportState(ready.Reason)
+			if ix.State == snapshot.Reachable {
+				b.problems = append(b.problems, fmt.Sprintf("The ServiceImport in %q is not ready (%s): %s", ix.ID, ready.Reason, ready.Message))
+			}
+		case si.Spec.Type == mcsv1beta1.ClusterSetIP && len(si.Spec.IPs) == 0:
 			cs.ImportState = ImportNoIP
 			if ix.State == snapshot.Reachable {
 				b.noIP = append(b.noIP, ix.ID)

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/duration"
 
@@ -210,6 +211,11 @@ func describeCluster(b *bytes.Buffer, l *MultiClusterServiceStatusList, c Cluste
 	field("Export", export)
 	field("Service", svc)
 	field("Import", orNone(imp))
+	if i := c.Import; i != nil {
+		if r := meta.FindStatusCondition(i.Conditions, "Ready"); r != nil {
+			field("Import Ready", fmt.Sprintf("%s (%s): %s", r.Status, r.Reason, r.Message))
+		}
+	}
 	field("Clusterset IP", ip)
 	field("Derived Service", derived)
 	field("Imported endpoints", list(joinOr(imported, "<none>")))
