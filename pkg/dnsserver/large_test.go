@@ -74,7 +74,7 @@ func exchange(t *testing.T, addr, network string, q *dns.Msg) (*dns.Msg, int) {
 // bytes whatever it asks for, and 512 without EDNS, with TC.
 func TestLargeHeadlessAnswersFit(t *testing.T) {
 	objs := append(headlessSlices("web", "member1", 5000), serviceImport(mcsapi.V1beta1, "web", mcsv1beta1.Headless))
-	m, _ := member(t, mcsapi.V1beta1, nil, objs...)
+	m, _ := fakeMember(t, mcsapi.V1beta1, nil, objs...)
 	s, _ := start(t, m)
 	eventually(t, s, "web-4999.member1.web.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.11.19.135")
 	const name = "web.demo.svc.clusterset.local."

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"strconv"
@@ -18,12 +17,12 @@ import (
 
 	"github.com/miekg/dns"
 	"k8s.io/apimachinery/pkg/util/wait"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/clusterset"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/dnszone"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/member"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/shell"
 )
 
@@ -94,26 +93,39 @@ func (s *Server) HealthAddr() string {
 	return s.health.Addr().String()
 }
 
-// Run serves until ctx ends. It fails when the member serves no mcs-api CRDs; any other failure
-// to read the member is retried, answering SERVFAIL meanwhile.
+// Run serves until ctx ends. The member is read through pkg/member: joined with retries until it
+// answers and its caches sync (a member without the mcs-api CRDs is waited for too: the DNS
+// server may well be deployed before `kubectl mcs init`), answering SERVFAIL meanwhile; probed
+// once joined, so that informers held while it is away relist the moment it returns.
 func (s *Server) Run(ctx context.Context) error {
 	errc := make(chan error, 3)
 	stop := s.serve(errc)
 	defer stop()
-	version, err := s.servedVersion(ctx)
-	if err != nil {
-		return err
-	}
-	c, err := startCaches(ctx, s.member, version)
-	if err != nil {
-		return fmt.Errorf("cluster %q: %w", s.member.ID, err)
-	}
-	klog.V(2).InfoS("waiting for the caches to sync", "cluster", s.member.ID, "mcsVersion", version)
-	if !cache.WaitForCacheSync(ctx.Done(), c.synced...) {
+	var m *member.Cache
+	var said atomic.Bool
+	m = member.New([]*clusterset.Connection{s.member}, member.Config{Kinds: kinds, SliceSelector: sliceSelector, GivenID: true,
+		// A short cap: a DNS server that starts answering 15 s after `init` looks broken.
+		RetryCap: 2 * time.Second,
+		Handlers: member.Handlers{Health: func() {
+			if st := m.State(); !st.Joined && errors.As(st.Err, &mcsapi.ErrNotInstalled{}) && !said.Swap(true) {
+				klog.InfoS("waiting for the mcs-api CRDs; answering SERVFAIL meanwhile", "cluster", s.member.ID, "fix", shell.MCS("init").String())
+			}
+		}}})[0]
+	ctx, cancel := context.WithCancel(ctx)
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		m.Run(ctx)
+	}()
+	defer func() { cancel(); <-ended }() // nothing of the member's outlives Run
+	klog.V(2).InfoS("waiting for the caches to sync", "cluster", s.member.ID)
+	if wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) { return m.State().Joined, nil }) != nil {
 		return nil // ctx ended
 	}
+	c := &caches{m}
 	s.source.Store(c)
-	klog.V(2).InfoS("caches synced; answering", "cluster", s.member.ID, "zone", s.cfg.Zone.Domain, "listen", s.Addr(), "holding", c.String())
+	klog.V(2).InfoS("caches synced; answering", "cluster", s.member.ID, "zone", s.cfg.Zone.Domain, "listen", s.Addr(),
+		"mcsVersion", m.State().Version, "holding", c.String())
 	select {
 	case <-ctx.Done():
 		s.drain()
@@ -174,33 +186,6 @@ func (s *Server) serve(errc chan<- error) (stop func()) {
 		_ = tcp.Shutdown()
 		if health != nil {
 			_ = health.Close()
-		}
-	}
-}
-
-// servedVersion asks the member which mcs-api version it serves, retrying with backoff until it
-// answers. A member without the CRDs is waited for too: the DNS server may well be deployed
-// before `kubectl mcs init`, and a crash loop would say less than the one line logged here.
-func (s *Server) servedVersion(ctx context.Context) (string, error) {
-	// A short cap: one discovery request every 2 s is cheap, and a DNS server that starts
-	// answering 15 s after `init` looks broken.
-	backoff := wait.Backoff{Duration: 250 * time.Millisecond, Factor: 2, Jitter: 0.2, Steps: math.MaxInt32, Cap: 2 * time.Second}
-	for attempt := 0; ; attempt++ {
-		v, err := mcsapi.ServedVersion(s.member.Discovery)
-		if err == nil {
-			return v, nil
-		}
-		if attempt == 0 && errors.As(err, &mcsapi.ErrNotInstalled{}) {
-			klog.InfoS("waiting for the mcs-api CRDs; answering SERVFAIL meanwhile", "cluster", s.member.ID, "fix", shell.MCS("init").String(), "err", err)
-		} else if attempt == 0 {
-			klog.InfoS("member not read yet; retrying, answering SERVFAIL meanwhile", "cluster", s.member.ID, "err", err)
-		} else {
-			klog.V(2).InfoS("member still not read", "cluster", s.member.ID, "err", err)
-		}
-		select {
-		case <-ctx.Done():
-			return "", ctx.Err()
-		case <-time.After(backoff.Step()):
 		}
 	}
 }

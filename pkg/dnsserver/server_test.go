@@ -2,7 +2,6 @@ package dnsserver
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -16,9 +15,11 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
+	"k8s.io/client-go/kubernetes"
 	kubefake "k8s.io/client-go/kubernetes/fake"
-	k8stesting "k8s.io/client-go/testing"
+	"k8s.io/client-go/rest"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/internal/logcapture"
@@ -57,9 +58,9 @@ func endpointSlice(name, service, cluster string, ours bool, hostname, ip string
 		Ports:       []discoveryv1.EndpointPort{{Name: new("http"), Protocol: new(corev1.ProtocolTCP), Port: new(int32(8080))}}}
 }
 
-// member is a fake member serving version (none: no mcs-api CRDs); discoveryFails makes discovery
-// fail until it is set to false.
-func member(t *testing.T, version string, discoveryFails *atomic.Bool, objs ...runtime.Object) (*clusterset.Connection, *dynamicfake.FakeDynamicClient) {
+// fakeMember is a fake member serving version (none: no mcs-api CRDs), read over HTTP
+// (apiServer); down makes it fail every request until it is set to false.
+func fakeMember(t *testing.T, version string, down *atomic.Bool, objs ...runtime.Object) (*clusterset.Connection, *dynamicfake.FakeDynamicClient) {
 	t.Helper()
 	var kube, dyn []runtime.Object
 	for _, o := range objs {
@@ -70,19 +71,18 @@ func member(t *testing.T, version string, discoveryFails *atomic.Bool, objs ...r
 		}
 	}
 	kc := kubefake.NewClientset(kube...)
-	kc.PrependReactor("get", "resource", func(k8stesting.Action) (bool, runtime.Object, error) {
-		if discoveryFails != nil && discoveryFails.Load() {
-			return true, nil, errors.New("connection refused")
-		}
-		return false, nil, nil
-	})
-	if version != "" {
-		kc.Resources = []*metav1.APIResourceList{{GroupVersion: mcsapi.Group + "/" + version,
-			APIResources: []metav1.APIResource{{Name: mcsapi.ServiceExports}, {Name: mcsapi.ServiceImports}}}}
-	}
 	dc := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(),
 		map[schema.GroupVersionResource]string{mcsapi.GVR(mcsapi.V1beta1, mcsapi.ServiceImports): "ServiceImportList", mcsapi.GVR(mcsapi.V1alpha1, mcsapi.ServiceImports): "ServiceImportList"}, dyn...)
-	return &clusterset.Connection{Ref: clusterset.Ref{Context: "member2", ID: "member2"}, Client: kc, Dynamic: dc, Discovery: kc.Discovery()}, dc
+	cfg := &rest.Config{Host: apiServer(t, kc, dc, version, down).URL}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &clusterset.Connection{Ref: clusterset.Ref{Context: "member2", ID: "member2"}, Config: cfg, Client: cs, Dynamic: d, Discovery: cs.Discovery()}, dc
 }
 
 func start(t *testing.T, m *clusterset.Connection) (*Server, <-chan error) {
@@ -153,7 +153,7 @@ func readyz(t *testing.T, s *Server) int {
 }
 
 func TestServesTheMembersObjects(t *testing.T) {
-	m, dc := member(t, mcsapi.V1alpha1, nil,
+	m, dc := fakeMember(t, mcsapi.V1alpha1, nil,
 		serviceImport(mcsapi.V1alpha1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"),
 		serviceImport(mcsapi.V1alpha1, "web", mcsv1beta1.Headless),
 		endpointSlice("web-member1", "web", "member1", true, "web-0", "10.11.0.1"),
@@ -189,7 +189,7 @@ func TestServesTheMembersObjects(t *testing.T) {
 func TestServfailUntilSynced(t *testing.T) {
 	var fails atomic.Bool
 	fails.Store(true)
-	m, _ := member(t, mcsapi.V1beta1, &fails, serviceImport(mcsapi.V1beta1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
+	m, _ := fakeMember(t, mcsapi.V1beta1, &fails, serviceImport(mcsapi.V1beta1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
 	s, _ := start(t, m)
 	if r := query(t, s.Addr(), "udp", "serve.demo.svc.clusterset.local.", dns.TypeA); r.Rcode != dns.RcodeServerFailure {
 		t.Errorf("before sync: %s", dns.RcodeToString[r.Rcode])
@@ -204,7 +204,7 @@ func TestServfailUntilSynced(t *testing.T) {
 // A member without the CRDs is waited for (init may come after the DNS server), answering
 // SERVFAIL and not ready meanwhile.
 func TestNoCRDsIsWaitedFor(t *testing.T) {
-	m, _ := member(t, "", nil)
+	m, _ := fakeMember(t, "", nil)
 	s, done := start(t, m)
 	select {
 	case err := <-done:
@@ -218,7 +218,7 @@ func TestNoCRDsIsWaitedFor(t *testing.T) {
 }
 
 func TestListenRefusesATakenPort(t *testing.T) {
-	m, _ := member(t, mcsapi.V1beta1, nil)
+	m, _ := fakeMember(t, mcsapi.V1beta1, nil)
 	s, _ := start(t, m)
 	other := New(m, Config{Listen: s.Addr()})
 	if err := other.Listen(); err == nil || !strings.Contains(err.Error(), "listening on "+s.Addr()) {
@@ -229,7 +229,7 @@ func TestListenRefusesATakenPort(t *testing.T) {
 // Nothing is logged per query, nor when all goes well, at the default verbosity.
 func TestQuietByDefault(t *testing.T) {
 	logged := logcapture.Since()
-	m, _ := member(t, mcsapi.V1beta1, nil, serviceImport(mcsapi.V1beta1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
+	m, _ := fakeMember(t, mcsapi.V1beta1, nil, serviceImport(mcsapi.V1beta1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
 	s, _ := start(t, m)
 	for range 3 {
 		eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")
@@ -242,7 +242,7 @@ func TestQuietByDefault(t *testing.T) {
 // Once told to stop, the server is not ready but answers for its drain time, so that the
 // Service's other replica takes the new queries first; then it stops answering.
 func TestDrainsBeforeStopping(t *testing.T) {
-	m, _ := member(t, mcsapi.V1alpha1, nil, serviceImport(mcsapi.V1alpha1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
+	m, _ := fakeMember(t, mcsapi.V1alpha1, nil, serviceImport(mcsapi.V1alpha1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
 	drain := 2 * time.Second
 	s, done, stop := startDraining(t, m, drain)
 	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")

@@ -59,6 +59,9 @@ func (m *Cache) FormerIDs() []string {
 // on IDs read, so members whose properties swap their context names (or go round in a cycle)
 // each wait only until the other's is read, not for the other to join.
 func (m *Cache) settleID(ctx context.Context) error {
+	if m.cfg.GivenID {
+		return nil
+	}
 	ref, err := clusterset.ReadRef(ctx, m.Dynamic, m.GivenRef(), probeTimeout)
 	if err != nil {
 		return err

@@ -19,8 +19,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/dynamic/dynamicinformer"
-	"k8s.io/client-go/informers"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
@@ -60,6 +58,13 @@ type Config struct {
 	// Cached, if set, is told what each event adds to a member's caches (negative: removes), by
 	// kind (snapshot.KindNamespace included): objects and their estimated bytes (cachedSize).
 	Cached func(cluster, kind string, objects, bytes int)
+	// Kinds are the snapshot.Kind* the caches hold (nil: all); the others read as empty.
+	Kinds []string
+	// SliceSelector, if set, is the label selector of the EndpointSlices the caches hold.
+	SliceSelector string
+	// GivenID keeps the ID the member was connected with, its ClusterProperty unread: for a
+	// reader that names no cluster and may not read it (the DNS server).
+	GivenID bool
 }
 
 // Cache is one cluster's informer caches and health.
@@ -236,24 +241,12 @@ func (m *Cache) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	ns := m.cfg.Namespace
-	kf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns))
-	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, ns, nil)
-	svcInf, sliceInf, nsInf := kf.Core().V1().Services(), kf.Discovery().V1().EndpointSlices(), kf.Core().V1().Namespaces()
-	seInf, siInf := df.ForResource(mcsapi.GVR(v, mcsapi.ServiceExports)), df.ForResource(mcsapi.GVR(v, mcsapi.ServiceImports))
-	// Decoded once as they arrive rather than on every read, and trimmed.
-	tf := transforms(m.cfg.FieldManager)
-	if err := errors.Join(sliceInf.Informer().AddIndexers(cache.Indexers{sliceIndex: sliceKeys}),
-		svcInf.Informer().SetTransform(tf[snapshot.KindService]), sliceInf.Informer().SetTransform(tf[snapshot.KindEndpointSlice]),
-		nsInf.Informer().SetTransform(tf[snapshot.KindNamespace]),
-		seInf.Informer().SetTransform(tf[snapshot.KindServiceExport]), siInf.Informer().SetTransform(tf[snapshot.KindServiceImport])); err != nil {
+	infs, run, err := m.informers(kc, dc, v)
+	if err != nil {
 		return err
 	}
-	m.services, m.slices, m.namespaces = svcInf.Informer().GetIndexer(), sliceInf.Informer().GetIndexer(), nsInf.Lister()
-	m.exports, m.imports = seInf.Informer().GetIndexer(), siInf.Informer().GetIndexer()
 	m.hasSynced = nil
-	for kind, inf := range map[string]cache.SharedIndexInformer{snapshot.KindService: svcInf.Informer(), snapshot.KindEndpointSlice: sliceInf.Informer(),
-		snapshot.KindNamespace: nsInf.Informer(), snapshot.KindServiceExport: seInf.Informer(), snapshot.KindServiceImport: siInf.Informer()} {
+	for kind, inf := range infs {
 		// Watch errors of an unreachable member are what the probe reports; a refusal is not.
 		_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 			if apierrors.IsForbidden(err) {
@@ -270,8 +263,7 @@ func (m *Cache) start(ctx context.Context) error {
 	m.mu.Lock()
 	m.version = v
 	m.mu.Unlock()
-	kf.Start(ctx.Done())
-	df.Start(ctx.Done())
+	run(ctx.Done())
 	return nil
 }
 

@@ -1,0 +1,80 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-mcs/kubectl-mcs/internal/corednshost"
+)
+
+// The DNS server keeps answering from its caches while its member's apiserver is away, and after
+// a long outage (longer than client-go's reflector backoff, which reached a minute) answers a new
+// import within seconds of the apiserver's return: its informers were held while the member was
+// unreachable and relisted the moment it answered. Its import is written directly: what is
+// tested is the DNS server's read of its member, not sync.
+func TestDNSServerBackAfterALongOutage(t *testing.T) {
+	ns := namespace(t, "e2e-dnsback", "member3")
+	create := func(name, ip string) error {
+		u := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": "multicluster.x-k8s.io/v1beta1", "kind": "ServiceImport",
+			"metadata": map[string]any{"namespace": ns, "name": name},
+			"spec": map[string]any{"type": "ClusterSetIP", "ips": []any{ip},
+				"ports": []any{map[string]any{"name": "http", "protocol": "TCP", "port": int64(80)}}},
+		}}
+		_, err := clients["member3"].dyn.Resource(siGVR("v1beta1")).Namespace(ns).Create(context.Background(), u, metav1.CreateOptions{})
+		return err
+	}
+	p := startDNSServer(t, "member3")
+	answers := func(name, ip string) bool {
+		r, err := corednshost.Query(p.addr, name+"."+ns+".svc.clusterset.local.", dns.TypeA)
+		if err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
+			return false
+		}
+		a, ok := r.Answer[0].(*dns.A)
+		return ok && a.A.String() == ip
+	}
+	if err := create("before", "10.96.250.1"); err != nil {
+		t.Fatalf("member3: creating ServiceImport before: %v", err)
+	}
+	waitFor(t, "before answered", func() bool { return answers("before", "10.96.250.1") })
+
+	testbed(t, "stop", "member3")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			testbed(t, "start", "member3")
+		}
+	})
+	// Long enough for every reflector to be deep in its backoff, were it left to it.
+	for end := time.Now().Add(40 * time.Second); time.Now().Before(end); time.Sleep(2 * time.Second) {
+		if !answers("before", "10.96.250.1") {
+			t.Fatal("before not answered from the caches while member3's apiserver is away")
+		}
+	}
+	testbed(t, "start", "member3")
+	restarted = true
+
+	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
+		return create("after", "10.96.250.2") == nil, nil
+	}); err != nil {
+		t.Fatalf("member3: creating ServiceImport after the restart: %v", err)
+	}
+	start := time.Now()
+	if wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		return answers("after", "10.96.250.2"), nil
+	}) != nil {
+		t.Fatal("after: not answered within 10 s of its creation (informers left to the reflector's backoff?)")
+	}
+	t.Logf("after answered %.1f s after its creation", time.Since(start).Seconds())
+	if !answers("before", "10.96.250.1") {
+		t.Error("before no longer answered after the restart")
+	}
+}
