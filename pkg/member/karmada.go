@@ -29,7 +29,10 @@ import (
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
-var clusterPropagationPolicies = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "clusterpropagationpolicies"}
+var (
+	clusterPropagationPolicies = schema.GroupVersionResource{Group: "policy.karmada.io", Version: "v1alpha1", Resource: "clusterpropagationpolicies"}
+	resourceBindings           = schema.GroupVersionResource{Group: "work.karmada.io", Version: "v1alpha2", Resource: "resourcebindings"}
+)
 
 // ControlPlane is a Karmada control plane's clients and what it serves, for status.
 type ControlPlane struct {
@@ -37,7 +40,7 @@ type ControlPlane struct {
 	kube kubernetes.Interface
 	dyn  dynamic.Interface
 	// gvrs are the served resources to read, besides Services.
-	mcs, exports, imports, pps, cpps *schema.GroupVersionResource
+	mcs, exports, imports, pps, cpps, rbs *schema.GroupVersionResource
 }
 
 // ConnectControlPlane builds the clients of the control plane that output names name, and finds
@@ -76,7 +79,7 @@ func ConnectControlPlane(name string, cfg *rest.Config, cfgErr error) (*ControlP
 	for _, x := range []struct {
 		into **schema.GroupVersionResource
 		gvr  schema.GroupVersionResource
-	}{{&cp.mcs, karmada.MultiClusterServices}, {&cp.pps, karmada.PropagationPolicies}, {&cp.cpps, clusterPropagationPolicies}} {
+	}{{&cp.mcs, karmada.MultiClusterServices}, {&cp.pps, karmada.PropagationPolicies}, {&cp.cpps, clusterPropagationPolicies}, {&cp.rbs, resourceBindings}} {
 		if *x.into, err = served(x.gvr); err != nil {
 			return nil, err
 		}
@@ -143,6 +146,7 @@ func (cp *ControlPlane) Read(ctx context.Context, ns string, chunk int64) (snaps
 	list(cp.imports, true, &in.ServiceImports)
 	list(cp.pps, true, &pps)
 	list(cp.cpps, false, &cpps)
+	list(cp.rbs, true, &in.ResourceBindings)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -186,7 +190,7 @@ func (cp *ControlPlane) Watch(ctx context.Context, ns string, notify func()) (fu
 	svcInf := kf.Core().V1().Services()
 	listers := map[*schema.GroupVersionResource]cache.GenericLister{}
 	infs := []cache.SharedIndexInformer{svcInf.Informer()}
-	for _, gvr := range []*schema.GroupVersionResource{cp.mcs, cp.exports, cp.imports, cp.pps} {
+	for _, gvr := range []*schema.GroupVersionResource{cp.mcs, cp.exports, cp.imports, cp.pps, cp.rbs} {
 		if gvr != nil {
 			gi := df.ForResource(*gvr)
 			listers[gvr], infs = gi.Lister(), append(infs, gi.Informer())
@@ -225,7 +229,7 @@ func (cp *ControlPlane) Watch(ctx context.Context, ns string, notify func()) (fu
 	return func() snapshot.Karmada {
 		in := snapshot.Karmada{ControlPlane: cp.name, MultiClusterServices: objs(cp.mcs),
 			ServiceExports: objs(cp.exports), ServiceImports: objs(cp.imports),
-			Policies: append(objs(cp.pps), objs(cp.cpps)...)}
+			Policies: append(objs(cp.pps), objs(cp.cpps)...), ResourceBindings: objs(cp.rbs)}
 		svcs, _ := svcInf.Lister().List(labels.Everything())
 		for _, s := range svcs {
 			in.Services = append(in.Services, types.NamespacedName{Namespace: s.Namespace, Name: s.Name})

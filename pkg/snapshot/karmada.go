@@ -15,4 +15,7 @@ type Karmada struct {
 	Policies []*unstructured.Unstructured
 	// Services are the namespace/name of the control plane's Services.
 	Services []Key
+	// ResourceBindings (work.karmada.io/v1alpha2) are where Karmada's scheduler placed each
+	// propagated object, or why it did not.
+	ResourceBindings []*unstructured.Unstructured
 }

@@ -31,17 +31,22 @@ func BuildKarmada(in snapshot.Karmada) *KarmadaServiceStatusList {
 	for _, k := range in.Services {
 		services[k] = true
 	}
+	unscheduled := unscheduledBindings(in.ResourceBindings)
 	for _, u := range in.MultiClusterServices {
-		out.MultiClusterServices = append(out.MultiClusterServices, karmadaMCS(u, services))
+		m := karmadaMCS(u, services)
+		// Karmada's controllers bind the Service of a MultiClusterService to its clusters.
+		withBinding(&m.Health, &m.Problems, unscheduled.problem(keyOf("v1", "Service", m.Namespace, m.Name), "its Service"))
+		out.MultiClusterServices = append(out.MultiClusterServices, m)
 	}
 	exports := map[key]bool{}
 	for _, u := range in.ServiceExports {
 		exports[key{Namespace: u.GetNamespace(), Name: u.GetName()}] = true
-		out.ServiceExports = append(out.ServiceExports, karmadaObject(u, in.Policies, nil))
+		out.ServiceExports = append(out.ServiceExports, karmadaObject(u, in.Policies, nil, unscheduled))
 	}
 	for _, u := range in.ServiceImports {
-		out.ServiceImports = append(out.ServiceImports, karmadaObject(u, in.Policies, exports))
+		out.ServiceImports = append(out.ServiceImports, karmadaObject(u, in.Policies, exports, unscheduled))
 	}
+	out.ResourceBindings = unscheduled.ours(in.Policies, in.MultiClusterServices)
 	sort.Slice(out.MultiClusterServices, func(i, j int) bool {
 		return less(out.MultiClusterServices[i].Namespace, out.MultiClusterServices[i].Name, out.MultiClusterServices[j].Namespace, out.MultiClusterServices[j].Name)
 	})
@@ -49,6 +54,15 @@ func BuildKarmada(in snapshot.Karmada) *KarmadaServiceStatusList {
 		sort.Slice(l, func(i, j int) bool { return less(l[i].Namespace, l[i].Name, l[j].Namespace, l[j].Name) })
 	}
 	return out
+}
+
+// withBinding adds an unscheduled binding's problem (none when "") to an object's.
+func withBinding(h *Health, problems *[]string, problem string) {
+	if problem == "" {
+		return
+	}
+	*problems = append(*problems, problem)
+	*h = Degraded
 }
 
 func less(ns1, n1, ns2, n2 string) bool {
@@ -145,7 +159,7 @@ func conditionsOf(u *unstructured.Unstructured) []metav1.Condition {
 	return out
 }
 
-func karmadaObject(u *unstructured.Unstructured, policies []*unstructured.Unstructured, exports map[key]bool) KarmadaObjectStatus {
+func karmadaObject(u *unstructured.Unstructured, policies []*unstructured.Unstructured, exports map[key]bool, unscheduled bindings) KarmadaObjectStatus {
 	s := KarmadaObjectStatus{Namespace: u.GetNamespace(), Name: u.GetName(), APIVersion: u.GetAPIVersion(),
 		PlacedIn: []string{}, Policies: []string{}, Managed: names.IsManaged(u.GetLabels()),
 		CreationTimestamp: u.GetCreationTimestamp()}
@@ -195,6 +209,9 @@ func karmadaObject(u *unstructured.Unstructured, policies []*unstructured.Unstru
 		if c.Type == "Valid" && c.Status == metav1.ConditionFalse {
 			problems = append(problems, fmt.Sprintf("%s is %s (%s): %s", c.Type, c.Status, c.Reason, c.Message))
 		}
+	}
+	if p := unscheduled.problem(keyOf(s.APIVersion, u.GetKind(), s.Namespace, s.Name), "it"); p != "" {
+		problems = append(problems, p)
 	}
 	s.Problems = problems
 	s.Health = Healthy

@@ -68,13 +68,45 @@ func PrintKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) erro
 			health = append(health, s.Health)
 		}
 	}
-	if len(rows) == 0 {
+	if len(rows) > 0 {
+		if len(l.MultiClusterServices) > 0 && !o.NoHeaders {
+			fmt.Fprintln(w)
+		}
+		if err := table(w, KarmadaObjectHeaders(o.Wide), rows, health, o); err != nil {
+			return err
+		}
+	}
+	return printBindings(w, l, len(l.MultiClusterServices)+len(rows) > 0, o)
+}
+
+// KarmadaBindingHeaders are the unscheduled ResourceBindings' columns: Karmada's reason, and its
+// message with -o wide (the description shows it too).
+func KarmadaBindingHeaders(wide bool) []string {
+	h := []string{"resourcebinding", "namespace", "resource", "scheduled", "reason"}
+	if wide {
+		h = append(h, "message")
+	}
+	return h
+}
+
+// printBindings writes the table of unscheduled ResourceBindings, when there is one.
+func printBindings(w io.Writer, l *KarmadaServiceStatusList, after bool, o PrintOptions) error {
+	if len(l.ResourceBindings) == 0 {
 		return nil
 	}
-	if len(l.MultiClusterServices) > 0 && !o.NoHeaders {
+	var rows [][]string
+	var health []Health
+	for _, b := range l.ResourceBindings {
+		row := []string{b.Name, b.Namespace, b.Resource, string(b.Scheduled), orNone(b.Reason)}
+		if o.Wide {
+			row = append(row, b.Message)
+		}
+		rows, health = append(rows, row), append(health, Degraded)
+	}
+	if after && !o.NoHeaders {
 		fmt.Fprintln(w)
 	}
-	return table(w, KarmadaObjectHeaders(o.Wide), rows, health, o)
+	return table(w, KarmadaBindingHeaders(o.Wide), rows, health, o)
 }
 
 func portsOrNone(ps []Port) string {
@@ -150,6 +182,20 @@ func DescribeKarmada(w io.Writer, l *KarmadaServiceStatusList, o PrintOptions) e
 					return err
 				}
 			}
+		}
+	}
+	for _, rb := range l.ResourceBindings {
+		fmt.Fprintln(w)
+		var b bytes.Buffer
+		field := func(name, value string) { printers.Field(&b, 0, karmadaAt, name, value) }
+		field("ResourceBinding", rb.Namespace+"/"+rb.Name)
+		field("Resource", rb.Resource+" ("+rb.APIVersion+")")
+		field("Scheduled", string(rb.Scheduled))
+		field("Reason", orNone(rb.Reason))
+		field("Message", orNone(rb.Message))
+		field("Age", Age(rb.CreationTimestamp, o.Now))
+		if _, err := io.WriteString(w, b.String()); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -262,6 +262,26 @@ type KarmadaServiceStatusList struct {
 	MultiClusterServices []KarmadaMCSStatus    `json:"multiClusterServices"`
 	ServiceExports       []KarmadaObjectStatus `json:"serviceExports"`
 	ServiceImports       []KarmadaObjectStatus `json:"serviceImports"`
+	// ResourceBindings are the bindings of what kubectl-mcs propagated that Karmada's scheduler
+	// did not schedule (Scheduled False): the objects never reach a member.
+	ResourceBindings []KarmadaBindingStatus `json:"resourceBindings"`
+}
+
+// KarmadaBindingStatus is an unscheduled ResourceBinding (work.karmada.io/v1alpha2) and
+// Karmada's reason.
+type KarmadaBindingStatus struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Service is the exported Service the bound object belongs to.
+	Service string `json:"service"`
+	// Resource is the object bound, KIND/NAME, in APIVersion.
+	Resource   string `json:"resource"`
+	APIVersion string `json:"apiVersion"`
+	// Scheduled, Reason and Message are its Scheduled condition's.
+	Scheduled         metav1.ConditionStatus `json:"scheduled"`
+	Reason            string                 `json:"reason"`
+	Message           string                 `json:"message"`
+	CreationTimestamp metav1.Time            `json:"creationTimestamp"`
 }
 
 // KarmadaMCSStatus is one MultiClusterService (networking.karmada.io/v1alpha1).

@@ -58,6 +58,13 @@ func (o *Options) filterKarmada(l *status.KarmadaServiceStatusList) error {
 	}
 	l.MultiClusterServices = append([]status.KarmadaMCSStatus{}, mcs...)
 	l.ServiceExports, l.ServiceImports = filter(l.ServiceExports), filter(l.ServiceImports)
+	rbs := []status.KarmadaBindingStatus{}
+	for _, b := range l.ResourceBindings {
+		if keep(b.Namespace, b.Service) {
+			rbs = append(rbs, b)
+		}
+	}
+	l.ResourceBindings = rbs
 	if !o.Watch && len(l.MultiClusterServices)+len(l.ServiceExports)+len(l.ServiceImports) == 0 {
 		return fmt.Errorf("cluster %q: no MultiClusterService, ServiceExport or ServiceImport %s/%s on the Karmada control plane", l.ControlPlane, o.namespace, o.Service)
 	}
