@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/rbac"
 )
 
@@ -66,7 +67,8 @@ func (a AccessAnswer) String() string {
 	return a.Verb + " " + r
 }
 
-// checkRBAC lists, per member, the verbs sync needs that the current user lacks.
+// checkRBAC lists, per member, the verbs sync needs that its identity lacks: the installed
+// ServiceAccount's where sync is installed, else the current user's (a one-shot sync's).
 func checkRBAC(s *Snapshot) []Result {
 	var out []Result
 	for _, m := range s.Clusters {
@@ -97,17 +99,23 @@ func checkRBAC(s *Snapshot) []Result {
 		if s.Namespace != "" {
 			where = "in namespace " + s.Namespace
 		}
+		who := "this user"
+		grant := fmt.Sprintf("Grant the missing verbs to the user of context %q (a Role or ClusterRole bound to it), or run sync as a user who has them.", m.Context)
+		if m.AccessAs != "" {
+			who = "the installed sync's ServiceAccount " + names.SystemNamespace + "/" + syncApp
+			grant = "Run `kubectl mcs install` again with the flags it was installed with: it writes the ClusterRole and bindings of " + syncApp + " as sync needs them."
+		}
 		switch {
 		case len(missing) > 0:
 			r.Severity = Fail
-			r.Message = fmt.Sprintf("sync cannot run here as this user: missing %s (%s)", strings.Join(missing, ", "), where)
-			r.Fix = fmt.Sprintf("Grant the missing verbs to the user of context %q (a Role or ClusterRole bound to it), or run sync as a user who has them.", m.Context)
+			r.Message = fmt.Sprintf("sync cannot run here as %s: missing %s (%s)", who, strings.Join(missing, ", "), where)
+			r.Fix = grant
 		case len(leader) > 0:
 			r.Severity = Warn
-			r.Message = fmt.Sprintf("every verb sync needs is allowed, but not those of --leader-elect: missing %s", strings.Join(leader, ", "))
+			r.Message = fmt.Sprintf("every verb sync needs is allowed to %s, but not those of --leader-elect: missing %s", who, strings.Join(leader, ", "))
 			r.Fix = "Grant them in the cluster that holds the Lease if sync runs with --leader-elect; otherwise nothing to do."
 		default:
-			r.Severity, r.Message = OK, fmt.Sprintf("every verb sync needs is allowed (%d checked, %s)", len(m.Access), where)
+			r.Severity, r.Message = OK, fmt.Sprintf("every verb sync needs is allowed to %s (%d checked, %s)", who, len(m.Access), where)
 		}
 		out = append(out, r)
 	}

@@ -99,6 +99,15 @@ func TestSingleFaults(t *testing.T) {
 				}
 			}
 		}, CheckRBAC, "member2", Fail, "missing delete endpointslices.discovery.k8s.io (in namespace demo)", `user of context "member2"`},
+		{"the installed ServiceAccount lacks a verb", func(s *Snapshot) {
+			m := memberOf(s, "member3")
+			m.AccessAs = "system:serviceaccount:kubectl-mcs-system:kubectl-mcs-sync"
+			for i := range m.Access {
+				if m.Access[i].Resource == "serviceimports" && m.Access[i].Verb == "create" {
+					m.Access[i].Allowed = false
+				}
+			}
+		}, CheckRBAC, "member3", Fail, "as the installed sync's ServiceAccount kubectl-mcs-system/kubectl-mcs-sync: missing create serviceimports.multicluster.x-k8s.io", "kubectl mcs install` again"},
 		{"no Lease verbs", func(s *Snapshot) {
 			m := memberOf(s, "member1")
 			for i := range m.Access {

@@ -3,12 +3,10 @@ package diagnose
 import (
 	"context"
 	"net/http"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
-	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -96,7 +94,7 @@ func readExtras(ctx context.Context, m *clusterset.Connection, ns string, into *
 			into.SystemUID = string(n.UID)
 		}
 	})
-	run(func() { into.Access, into.AccessErr = accessReviews(ctx, m, ns) })
+	run(func() { into.Access, into.AccessAs, into.AccessErr = accessReviews(ctx, m, ns) })
 	run(func() {
 		cm, err := m.Client.CoreV1().ConfigMaps("kube-system").Get(ctx, "coredns", metav1.GetOptions{})
 		switch {
@@ -174,48 +172,6 @@ func clusterProperties(ctx context.Context, m *clusterset.Connection) map[string
 		return out
 	}
 	return nil
-}
-
-// accessReviews asks, verb by verb and concurrently, whether the current user may do what sync
-// does: in ns, or cluster-wide when ns is "".
-func accessReviews(ctx context.Context, m *clusterset.Connection, ns string) ([]AccessAnswer, string) {
-	var answers []AccessAnswer
-	for _, a := range SyncAccess {
-		for _, v := range a.Verbs {
-			q := AccessAnswer{Access: a, Verb: v}
-			if !a.ClusterScoped {
-				q.Namespace = ns
-			}
-			answers = append(answers, q)
-		}
-	}
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []string
-	for i := range answers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			a := &answers[i]
-			r := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-				ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: a.Namespace, Verb: a.Verb,
-					Group: a.Group, Resource: a.Resource, Subresource: a.Subresource, Name: a.Name}}}
-			got, err := m.Client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, r, metav1.CreateOptions{})
-			if err != nil {
-				mu.Lock()
-				errs = append(errs, err.Error())
-				mu.Unlock()
-				return
-			}
-			a.Allowed, a.Reason = got.Status.Allowed, got.Status.Reason
-		}()
-	}
-	wg.Wait()
-	if len(errs) > 0 {
-		sort.Strings(errs)
-		return nil, errs[0]
-	}
-	return answers, ""
 }
 
 // clockOffset is the apiserver's clock minus ours, from the Date header of a /version request

@@ -148,9 +148,11 @@ type Cluster struct {
 	// ClusterProperties are the about.k8s.io ClusterProperty values by name (KEP-2149); nil when
 	// the CRD is not installed.
 	ClusterProperties map[string]string
-	// Access is the answer to each SelfSubjectAccessReview of SyncAccess; AccessErr when they
-	// could not be asked.
+	// Access is the answer to each access review of SyncAccess, asked as AccessAs (the installed
+	// sync's ServiceAccount, when it is there and diagnose may ask as it; "" the current user);
+	// AccessErr when they could not be asked.
 	Access    []AccessAnswer
+	AccessAs  string
 	AccessErr string
 	// CoreDNS is the kube-system/coredns ConfigMap; nil when it does not exist.
 	CoreDNS    *corev1.ConfigMap
