@@ -137,6 +137,8 @@ func makerOf(c shell.Command) string {
 		return "deleteSlicesCommand"
 	case has("describe"):
 		return "karmadaDescribeCommand"
+	case has("logs"):
+		return "logsCommand"
 	case has("create") && has("namespace"):
 		return "createNamespaceCommand"
 	}
@@ -257,6 +259,7 @@ func checkWords(t *testing.T, fault string, s *Snapshot, stages [][]string) {
 	labels := map[string]bool{
 		discoveryv1.LabelServiceName + "=serve":         true,
 		"app.kubernetes.io/name=" + names.DNSServerName: true,
+		"app.kubernetes.io/name=" + syncApp:             true,
 		mcsv1beta1.LabelSourceCluster + "=member9":      true,
 	}
 	for _, argv := range stages {

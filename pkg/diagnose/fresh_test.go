@@ -44,7 +44,9 @@ func TestStaleCopiesFail(t *testing.T) {
 	onlyFailures(t, r, CheckFreshness, "member1", "member2", "member3")
 	expectHas(t, r, CheckFreshness, "member3", Fail,
 		`the copies of "member1"'s endpoints here are out of date: 2 endpoints missing (10.11.0.1; 10.11.0.2); since 2026-11-22T09:57:00Z, the source slice's last change (managedFields) (3m ago)`,
-		"Run sync, which rewrites the copies that differ from their source, or check the sync that runs in the cluster:\nkubectl mcs sync -n demo --contexts=member1,member2,member3")
+		"Run sync, which rewrites the copies that differ from their source, or check the sync that runs in the cluster. "+
+			"The sync installed in \"member1\" runs and should have done so; its logs say why it has not:\n"+
+			"kubectl mcs sync -n demo --contexts=member1,member2,member3\nkubectl --context member1 -n kubectl-mcs-system logs -l app.kubernetes.io/name=kubectl-mcs-sync --tail=50 --prefix")
 	expectHas(t, r, CheckSlices, "member3", OK, `1 slice(s), 0 endpoint(s), all present in "member1"`, "")
 }
 

@@ -62,7 +62,9 @@ func TestPrintText(t *testing.T) {
 	for _, want := range []string{
 		"Derived Services (derived-service)\n",
 		"  FAIL member3  service/demo/derived-serve: the derived Service\n       demo/derived-serve does not exist",
-		"       fix: Run sync, which recreates the derived Service (or check that sync\n            --watch runs):\n              kubectl mcs sync -n demo --contexts=member1,member2,member3\n",
+		"       fix: Run sync, which recreates the derived Service (or check that sync\n            --watch runs). The sync installed in \"member1\" runs and should have\n            done so; its logs say why it has not:\n" +
+			"              kubectl mcs sync -n demo --contexts=member1,member2,member3\n" +
+			"              kubectl --context member1 -n kubectl-mcs-system logs \\\n                -l app.kubernetes.io/name=kubectl-mcs-sync --tail=50 --prefix\n",
 		"       fix: Upgrade to the v1beta1 CRDs unless Karmada needs these:\n              kubectl mcs init --contexts=member2\n",
 		"  warn member2  crd/serviceexports.multicluster.x-k8s.io: serves only v1alpha1",
 		"  ok   member1  context/member1: the API server answers\n",

@@ -36,6 +36,7 @@ func Run(s *Snapshot) *Report {
 	for i := range results {
 		if x := &results[i]; x.sync != nil {
 			x.Commands = append(x.Commands, syncCommand(s, *x.sync))
+			withInstalledSync(s, x)
 		}
 	}
 	r := NewReport(l.Clusters, results)
