@@ -77,7 +77,9 @@ func TestProductionDNSServerPodDeleted(t *testing.T) {
 
 	const lookups = 1000 // two per run
 	loop := loopRuns(t, ns, "lookups", fmt.Sprintf(
-		`dig +time=2 +tries=1 %s A | grep -q 'status: NOERROR' && dig +time=2 +tries=1 nosuch-$n.%s.svc.clusterset.local A | grep -q 'status: NXDOMAIN'`, name, ns), lookups/2)
+		// A failed lookup prints what dig said (its status line, or that it timed out).
+		`look() { r=$(dig +time=2 +tries=1 "$1" A 2>&1); echo "$r" | grep -q "status: $2" || { echo "$1: $(echo "$r" | grep -E 'status:|timed out|connection' | head -2)"; false; }; }; `+
+			`look %s NOERROR && look nosuch-$n.%s.svc.clusterset.local NXDOMAIN`, name, ns), lookups/2)
 	deleted := 0
 	for !loop.ended() {
 		var pods []string // not terminating
