@@ -102,6 +102,7 @@ func (s *Spec) planService(ctx context.Context, members []*clusterset.Connection
 			cache[m.ID] = ms
 		}
 		se := mcsapi.ServiceExport(ms.version, s.Namespace, name, s.Labels, s.Annotations)
+		s.recordChoice(se)
 		if err := s.exportFits(m.ID, ms.version, name, ms.schemas.Export); err != nil {
 			return nil, nil, err
 		}

@@ -61,6 +61,9 @@ type Spec struct {
 	Strict bool
 	// Force (Karmada): write even where a member does not serve an API the export sends there.
 	Force bool
+	// TrafficDistribution (direct): names.PreferSameCluster, recorded on every ServiceExport
+	// written; "" records none (and an apply removes one recorded before).
+	TrafficDistribution string
 }
 
 // Selects says whether the Services are selected (-l, --all) rather than named.
@@ -107,6 +110,9 @@ func (f *TargetFlags) ToTarget(cf *genericclioptions.ConfigFlags, service string
 // Validate checks an export without contacting any cluster.
 func (s *Spec) Validate() error {
 	if err := s.validateSelection(); err != nil {
+		return err
+	}
+	if err := s.validateChoice(); err != nil {
 		return err
 	}
 	if !s.Karmada {

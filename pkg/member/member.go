@@ -73,7 +73,8 @@ type Cache struct {
 	cfg Config
 	ids *clusterIDs
 	// gate holds the informers' requests while the member is unreachable (gate.go).
-	gate *gate
+	gate  *gate
+	zones zones // its nodes' zones (zones.go)
 
 	// Set once, before joined: the stores hold typed objects (decode.Transform for the mcs-api
 	// kinds, read from the stores since a dynamic lister expects unstructured ones).
@@ -260,6 +261,9 @@ func (m *Cache) start(ctx context.Context) error {
 		}
 		m.hasSynced = append(m.hasSynced, inf.HasSynced)
 	}
+	if err := m.watchZones(ctx, kc); err != nil {
+		return err
+	}
 	m.mu.Lock()
 	m.version = v
 	m.mu.Unlock()
@@ -354,6 +358,7 @@ func (m *Cache) View() snapshot.Cluster {
 	}
 	c.ServiceExports = decode.List[mcsv1beta1.ServiceExport](m.exports)
 	c.ServiceImports = listAs[mcsv1beta1.ServiceImport](m.imports.List())
+	c.Topology = m.Topology()
 	return c
 }
 

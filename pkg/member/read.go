@@ -168,6 +168,23 @@ func read(ctx context.Context, m *clusterset.Connection, ns, service string, chu
 			}
 		}
 	})
+	run(func() {
+		// Not fatal: without them, whether a choice of PreferSameCluster takes effect is unknown.
+		l, err := listAll(ctx, chunk, metav1.ListOptions{}, func(ctx context.Context, o metav1.ListOptions) ([]corev1.Node, string, error) {
+			l, err := kc.CoreV1().Nodes().List(ctx, o)
+			if err != nil {
+				return nil, "", err
+			}
+			return l.Items, l.Continue, nil
+		})
+		if err == nil {
+			byNode := make(map[string]string, len(l))
+			for i := range l {
+				byNode[l[i].Name] = snapshot.ZoneOf(&l[i])
+			}
+			c.Topology = snapshot.NewTopology(byNode)
+		}
+	})
 	wg.Wait()
 
 	switch {

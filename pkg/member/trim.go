@@ -65,11 +65,16 @@ func Trim(o metav1.Object, keep string) {
 
 // slice drops of each endpoint what neither the engine (which copies addresses, conditions,
 // hostname and zone) nor status (which tells endpoints apart by their target's kind, namespace,
-// name and UID) reads: nodeName, hints, deprecatedTopology, and the target's other fields.
+// name and UID) reads: nodeName, hints, deprecatedTopology, and the target's other fields. A copy
+// of ours keeps its nodeName and hints, which status compares (snapshot.SliceDigest).
 func slice(s *discoveryv1.EndpointSlice) {
+	ours := names.IsManaged(s.Labels)
 	for i := range s.Endpoints {
 		e := &s.Endpoints[i]
-		e.NodeName, e.Hints, e.DeprecatedTopology = nil, nil, nil
+		e.DeprecatedTopology = nil
+		if !ours {
+			e.NodeName, e.Hints = nil, nil
+		}
 		if e.Zone != nil {
 			z := shared.str(*e.Zone)
 			e.Zone = &z

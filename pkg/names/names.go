@@ -23,6 +23,12 @@ const (
 	// DerivedServiceAnnotation on a ServiceImport names the derived Service behind it.
 	DerivedServiceAnnotation = "multicluster.kubernetes.io/derived-service"
 
+	// TrafficDistributionAnnotation on a member's ServiceExport (`expose --traffic-distribution`)
+	// says how that member's kube-proxies pick among the clusterset's endpoints of the service;
+	// PreferSameCluster is the one value: its own cluster's ready endpoints while one exists.
+	TrafficDistributionAnnotation = "mcs.kubectl.io/traffic-distribution"
+	PreferSameCluster             = "PreferSameCluster"
+
 	// SystemNamespace holds what runs in a cluster: sync's Deployment (`sync --print-manifests`)
 	// and each member's DNS server (`dns-server --print-manifests`).
 	SystemNamespace = "kubectl-mcs-system"

@@ -51,6 +51,8 @@ func (r Rule) LeaseClusterOnly() bool { return r.Scope == LeaseNamespace }
 var SyncRules = []Rule{
 	{Group: "", Resource: "namespaces", Verbs: []string{"list", "watch"}, Scope: Cluster,
 		Why: "imports go only to members that have the namespace"},
+	{Group: "", Resource: "nodes", Verbs: []string{"list", "watch"}, Scope: Cluster,
+		Why: "the zones of the member's nodes, which a PreferSameCluster choice hints its copies with"},
 	{Group: "", Resource: "services", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}, Scope: Cluster,
 		Why: "reads exported Services; writes derived-NAME"},
 	{Group: "discovery.k8s.io", Resource: "endpointslices", Verbs: []string{"list", "watch", "create", "patch", "delete"}, Scope: Cluster,

@@ -13,8 +13,9 @@ import (
 // it saw, over the same fields. Endpoints are told apart by their addresses, which a copy keeps as
 // its source has them.
 
-// EndpointChange is an endpoint both sides hold with other conditions, hostname or zone: what
-// each side says of the fields that differ ("ready=true,serving=true"; "unset" for an unset one).
+// EndpointChange is an endpoint both sides hold with other conditions, hostname, zone, hints or
+// nodeName: what each side says of the fields that differ ("ready=true,serving=true"; "unset" for
+// an unset one).
 type EndpointChange struct {
 	Addresses string `json:"addresses"`
 	Source    string `json:"source"`
@@ -113,7 +114,31 @@ func endpointFields(a, b *discoveryv1.Endpoint) (inA, inB string) {
 	field("terminating", word(tri(a.Conditions.Terminating)), word(tri(b.Conditions.Terminating)))
 	field("hostname", orUnset(str(a.Hostname)), orUnset(str(b.Hostname)))
 	field("zone", orUnset(str(a.Zone)), orUnset(str(b.Zone)))
+	field("hints", orUnset(hintsOf(a)), orUnset(hintsOf(b)))
+	field("nodeName", orUnset(str(a.NodeName)), orUnset(str(b.NodeName)))
 	return strings.Join(x, ","), strings.Join(y, ",")
+}
+
+// hintsOf renders an endpoint's hints: "zone:a+b", "node:n1", both space-separated.
+func hintsOf(e *discoveryv1.Endpoint) string {
+	if e.Hints == nil {
+		return ""
+	}
+	var zs, ns []string
+	for _, z := range e.Hints.ForZones {
+		zs = append(zs, z.Name)
+	}
+	for _, n := range e.Hints.ForNodes {
+		ns = append(ns, n.Name)
+	}
+	var out []string
+	if len(zs) > 0 {
+		out = append(out, "zone:"+strings.Join(zs, "+"))
+	}
+	if len(ns) > 0 {
+		out = append(out, "node:"+strings.Join(ns, "+"))
+	}
+	return strings.Join(out, " ")
 }
 
 func orUnset(s string) string {

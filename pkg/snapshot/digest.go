@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
+	"fmt"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -21,8 +22,12 @@ import (
 const digestMark = "kubectl-mcs/digest:"
 
 // SliceDigest is the digest of what sync compares of a slice: its endpoints' addresses, hostname,
-// zone and conditions, and its ports, in order, each as the apiserver returns what sync writes
-// (an unset port protocol is TCP; an unset and an empty string are the same).
+// zone, conditions, hints, nodeName and targetRef, and its ports, in order, each as the apiserver
+// returns what sync writes (an unset port protocol is TCP; an unset and an empty string are the
+// same). Hints, nodeName and targetRef count only when set, so that the digest of a slice without
+// them is what it was before they counted: an upgrade rewrites no copy. A copy never carries
+// nodeName or targetRef, and hints only where a member asks for them: another writer's are
+// corrected.
 func SliceDigest(s *discoveryv1.EndpointSlice) string {
 	if d, ok := strings.CutPrefix(s.SelfLink, digestMark); ok {
 		return d
@@ -46,7 +51,8 @@ func SliceDigest(s *discoveryv1.EndpointSlice) string {
 		}
 		word(str(e.Hostname))
 		word(str(e.Zone))
-		word(tri(e.Conditions.Ready) + tri(e.Conditions.Serving) + tri(e.Conditions.Terminating))
+		// The extras extend the conditions' word, which is three characters without them.
+		word(tri(e.Conditions.Ready) + tri(e.Conditions.Serving) + tri(e.Conditions.Terminating) + extras(&e))
 	}
 	num(len(s.Ports))
 	for _, p := range s.Ports {
@@ -74,6 +80,39 @@ func ToDigest(s *discoveryv1.EndpointSlice) {
 	d := SliceDigest(s)
 	s.Endpoints, s.Ports = nil, nil
 	s.SelfLink = digestMark + d
+}
+
+// extras renders an endpoint's hints, nodeName and targetRef, "" when it has none. Each part is
+// length-prefixed, so no two endpoints render alike.
+func extras(e *discoveryv1.Endpoint) string {
+	var b strings.Builder
+	part := func(tag string, vals ...string) {
+		b.WriteString(tag)
+		for _, v := range vals {
+			fmt.Fprintf(&b, "%d:%s", len(v), v)
+		}
+		b.WriteByte(';')
+	}
+	if h := e.Hints; h != nil && len(h.ForZones)+len(h.ForNodes) > 0 {
+		z := make([]string, 0, len(h.ForZones))
+		for _, f := range h.ForZones {
+			z = append(z, f.Name)
+		}
+		n := make([]string, 0, len(h.ForNodes))
+		for _, f := range h.ForNodes {
+			n = append(n, f.Name)
+		}
+		part("z", z...)
+		part("n", n...)
+	}
+	if e.NodeName != nil && *e.NodeName != "" {
+		part("N", *e.NodeName)
+	}
+	if t := e.TargetRef; t != nil {
+		// What status --watch's caches keep of it (pkg/member's trim).
+		part("T", t.Kind, t.Namespace, t.Name, string(t.UID))
+	}
+	return b.String()
 }
 
 func str(p *string) string {

@@ -36,6 +36,8 @@ type Objects struct {
 	ServiceImports []*mcsv1beta1.ServiceImport
 	Services       []*corev1.Service
 	EndpointSlices []*discoveryv1.EndpointSlice
+	// Topology is the zones of the member's nodes; nil when they were not read.
+	Topology *Topology
 }
 
 // IsCopy says whether a slice was made by an MCS controller for an imported service: ours (our

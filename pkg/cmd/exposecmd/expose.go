@@ -44,7 +44,13 @@ var (
 		ExternalName Service, an unreachable cluster or an object of the same name not created by
 		kubectl-mcs fails the whole command and writes nothing. With -l or --all, a selected
 		Service that cannot be exported (ExternalName) is skipped instead, with one warning
-		naming it and the cluster, and the rest are exported; --strict fails then too.`)
+		naming it and the cluster, and the rest are exported; --strict fails then too.
+
+		--traffic-distribution=PreferSameCluster records on each ServiceExport written (narrow
+		them with --providers) that its cluster prefers its own endpoints: sync hints that
+		cluster's copies so that kube-proxy uses its own ready endpoints while one exists and
+		every cluster's once none does. Exposing again without the flag removes the choice, as
+		unexpose does.`)
 	example = templates.Examples(`
 		# Export demo/serve from every cluster that has it
 		kubectl mcs expose serve -n demo --contexts=member1,member2,member3
@@ -55,6 +61,10 @@ var (
 		# Export it from member1 only
 		kubectl mcs expose serve -n demo --contexts=member1,member2 \
 		    --providers=member1
+
+		# member2 keeps its traffic on its own endpoints while it has a ready one
+		kubectl mcs expose serve -n demo --contexts=member1,member2 \
+		    --providers=member2 --traffic-distribution=PreferSameCluster
 
 		# Karmada: a MultiClusterService served by member1 and consumed in member2
 		kubectl mcs expose serve --karmada-context=karmada-apiserver \
@@ -81,6 +91,7 @@ type Flags struct {
 	All                 bool
 	Strict              bool
 	Force               bool
+	TrafficDistribution string
 }
 
 // Options is expose parsed: the export to write and how.
@@ -140,6 +151,7 @@ func (f *Flags) AddFlags(cmd *cobra.Command) {
 	fs.StringVarP(&f.Selector, "selector", "l", "", "Export every Service of the namespace matching this label selector (e.g. -l tier=backend), instead of one SERVICE")
 	fs.BoolVar(&f.All, "all", false, "Export every Service of the namespace (but the derived Services sync writes), instead of one SERVICE")
 	fs.BoolVar(&f.Force, "force", false, "Karmada: write even where a provider or consumer does not serve an API the export sends there (Karmada places it once the member does)")
+	fs.StringVar(&f.TrafficDistribution, "traffic-distribution", "", "PreferSameCluster: this export's clusters send the service's traffic to their own ready endpoints while one exists, every cluster's otherwise (zone hints on their copies); empty or left out: no preference")
 	fs.BoolVar(&f.Strict, "strict", false, "With -l or --all: fail, writing nothing, when a selected Service cannot be exported (ExternalName) instead of skipping it with a warning")
 }
 
@@ -155,7 +167,8 @@ func (f *Flags) ToOptions(cmd *cobra.Command, cf *genericclioptions.ConfigFlags,
 	if err != nil {
 		return nil, err
 	}
-	s := export.Spec{Target: t, API: f.Target.API, Consumers: f.Consumers, Types: f.Types, Propagate: f.Propagate, Selector: f.Selector, All: f.All, Strict: f.Strict, Force: f.Force}
+	s := export.Spec{Target: t, API: f.Target.API, Consumers: f.Consumers, Types: f.Types, Propagate: f.Propagate, Selector: f.Selector, All: f.All, Strict: f.Strict, Force: f.Force,
+		TrafficDistribution: f.TrafficDistribution}
 	if s.Labels, err = mcsapi.ParseKeyValues("exported-labels", f.ExportedLabels); err != nil {
 		return nil, err
 	}

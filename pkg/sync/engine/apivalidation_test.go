@@ -18,7 +18,7 @@ package engine
 //     NameIsDNSSubdomain, validateAddressType, validatePorts (names "" or a DNS-1123 label,
 //     unique; protocol set and supported; appProtocol a qualified name) and validateEndpoints
 //     (at most 1000, 1-100 addresses of the slice's type each, hostname a DNS-1123 label, at most
-//     8 zone hints); at most 100 ports, the maxItems of the v1 type (k8s.io/api discovery/v1
+//     8 zone hints, each a label value, once); at most 100 ports, the maxItems of the v1 type (k8s.io/api discovery/v1
 //     types.go, declarative validation in pkg/apis/discovery/v1/zz_generated.validations.go; the
 //     handwritten maxPorts is 20000).
 // Port names are DNS-1123 labels of up to 63 characters for Services and slices (validateServicePort,
@@ -252,6 +252,19 @@ func validateEndpointSlice(in *discoveryv1.EndpointSlice) field.ErrorList {
 		}
 		if e.Hints != nil && len(e.Hints.ForZones) > maxZoneHints {
 			errs = append(errs, field.TooMany(eps.Index(i).Child("hints", "forZones"), len(e.Hints.ForZones), maxZoneHints))
+		}
+		if e.Hints != nil { // validateHints: each zone once, a label value
+			seen := map[string]bool{}
+			for j, z := range e.Hints.ForZones {
+				p := eps.Index(i).Child("hints", "forZones").Index(j).Child("name")
+				if seen[z.Name] {
+					errs = append(errs, field.Duplicate(p, z.Name))
+				}
+				seen[z.Name] = true
+				for _, msg := range validation.IsValidLabelValue(z.Name) {
+					errs = append(errs, field.Invalid(p, z.Name, msg))
+				}
+			}
 		}
 	}
 	return errs

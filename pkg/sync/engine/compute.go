@@ -33,6 +33,7 @@ func Compute(obs Observed) Desired {
 	for _, k := range decidedKeys(obs, idx) {
 		computeService(obs.Now, idx, mem, &d, k, failing[k])
 	}
+	applyHints(idx, &d)
 
 	slices.SortStableFunc(d.Conflicts, CompareConflicts)
 	for _, cd := range d.Clusters {

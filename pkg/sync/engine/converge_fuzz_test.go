@@ -31,6 +31,7 @@ const (
 	foreignImportMeta           // a label and an annotation on the ServiceImport
 	foreignLastApplied          // kubectl's client-side apply record on derived-NAME and the import
 	foreignExportAnnotes        // the export starts exporting kubectl's record
+	foreignHints                // zone hints of its own on a copy
 	foreignOps
 )
 
@@ -54,6 +55,7 @@ func genClusterset(b []byte) ([]*fakeServer, []foreignChange) {
 			nss = append(nss, "ns2")
 		}
 		srv := newFakeServer(string(rune('a'+ci)), s.pick(2) == 0, nss)
+		srv.topology = fuzzTopology(ci)
 		for _, ns := range nss {
 			for _, name := range []string{"s1", "s2"} {
 				genService(s, srv, ci, ns, name)
@@ -128,13 +130,14 @@ func genService(s *byteSrc, srv *fakeServer, ci int, ns, name string) {
 	if flags&1 != 0 {
 		e := mkExport(ns, name, s.pick(3))
 		e.TypeMeta = metav1.TypeMeta{APIVersion: mcsv1beta1.GroupVersion.String(), Kind: mcsv1beta1.ServiceExportKindName}
+		e.Annotations = fuzzChoice(name)
 		if s.pick(3) == 0 {
 			e.Spec.ExportedLabels = map[string]string{"tier": []string{"web", "db"}[s.pick(2)]}
 		}
 		e.Spec.ExportedAnnotations = exportedAnnotationPool[s.pick(len(exportedAnnotationPool))]
 		u := toUnstructured(e)
 		if s.pick(2) == 0 {
-			u.SetAnnotations(map[string]string{snapshot.LastAppliedAnnotation: `{"kind":"ServiceExport"}`})
+			u.SetAnnotations(withChoice(map[string]string{snapshot.LastAppliedAnnotation: `{"kind":"ServiceExport"}`}, name))
 		}
 		must(srv.create(snapshot.KindServiceExport, u, csaManager))
 		stored := srv.objs[snapshot.KindServiceExport][key{Namespace: ns, Name: name}]
@@ -211,6 +214,8 @@ func (s *fakeServer) foreign(f foreignChange) {
 			u.SetGeneration(u.GetGeneration() + 1)
 			err = s.update(snapshot.KindServiceExport, u, csaManager)
 		}
+	case foreignHints:
+		err = s.foreignHints(f.name)
 	}
 	must(err)
 }
@@ -315,6 +320,7 @@ func writePlan(t *testing.T, byID map[string]*fakeServer, acts []Action, round i
 // carries one that sync wrote.
 func checkConverged(t *testing.T, servers []*fakeServer) {
 	for _, s := range servers {
+		checkHints(t, s)
 		for k, u := range s.objs[snapshot.KindServiceExport] {
 			e := fromUnstructured[mcsv1beta1.ServiceExport](u)
 			valid := findCond(e.Status.Conditions, mcsv1beta1.ServiceExportConditionValid)

@@ -54,6 +54,7 @@ func genObserved(b []byte) Observed {
 	nClusters := 1 + s.pick(4)
 	for ci := 0; ci < nClusters; ci++ {
 		c := ObservedCluster{ID: string(rune('a' + ci)), Reachable: s.pick(4) != 0, Objects: snapshot.Objects{Namespaces: []string{"ns1"}}}
+		c.Topology = fuzzTopology(ci)
 		if s.pick(2) == 0 {
 			c.Namespaces = append(c.Namespaces, "ns2")
 		}
@@ -62,6 +63,7 @@ func genObserved(b []byte) Observed {
 				flags := s.next()
 				if flags&1 != 0 {
 					e := mkExport(ns, name, s.pick(3))
+					e.Annotations = fuzzChoice(name)
 					if s.pick(3) == 0 {
 						e.Spec.ExportedLabels = map[string]string{"tier": []string{"web", "db"}[s.pick(2)]}
 					}
