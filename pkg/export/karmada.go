@@ -110,28 +110,30 @@ func (s *Spec) checkAPIs(members map[string]karmada.MemberAPIs, objs []object) (
 		case karmada.MultiClusterServices:
 			// Karmada's controllers place the Service, and send EndpointSlices, to both.
 			named := slices.Concat(s.Providers, s.Consumers)
-			what := "MultiClusterService " + o.obj.GetName()
+			what := "MultiClusterService " + o.obj.GetName() + " sends them there"
 			reqs = append(reqs, karmada.Requirement{GroupVersion: "v1", Kind: "Service", Clusters: named, For: what},
 				karmada.Requirement{GroupVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Clusters: named, For: what})
 		}
 	}
 	var warnings []error
-	var refusals []string
+	var refusals []karmada.Unserved
+	var lines []string
 	for _, u := range karmada.CheckAPIs(members, reqs) {
 		switch {
 		case u.Unknown:
 			warnings = append(warnings, errors.New(u.String()))
 		case s.Force:
-			warnings = append(warnings, fmt.Errorf("%s; written anyway (--force)", u.String()))
+			warnings = append(warnings, fmt.Errorf("%s: written anyway (--force), Karmada will not place it there until it does", u.String()))
 		default:
-			refusals = append(refusals, u.String())
+			refusals, lines = append(refusals, u), append(lines, u.String())
 		}
 	}
 	if len(refusals) == 0 {
 		return warnings, nil
 	}
-	return warnings, fmt.Errorf("nothing written: Karmada would never place the export where a member does not serve its API (--force writes anyway):\n  %s",
-		strings.Join(refusals, "\n  "))
+	return warnings, fmt.Errorf("nothing written: Karmada's scheduler places an object only in members whose Cluster lists its API "+
+		"(status.apiEnablements), and would never place these:\n  %s\n%s --force writes anyway.",
+		strings.Join(lines, "\n  "), strings.Join(karmada.Fixes(refusals), " "))
 }
 
 func (t *Target) ownedKarmada(context.Context) ([]apply.Item, error) {

@@ -20,7 +20,8 @@ const CompleteAPIEnablements = "CompleteAPIEnablements"
 type Requirement struct {
 	GroupVersion, Kind string
 	Clusters           []string
-	// For says what needs it, for the message: "PropagationPolicy web-export-policy".
+	// For says what sends it there, for the message: "PropagationPolicy web-export-policy
+	// places ServiceExport web there".
 	For string
 }
 
@@ -86,26 +87,42 @@ func (u Unserved) String() string {
 	if u.Unknown {
 		how := "has not collected the APIs it serves yet (its Cluster lists none)"
 		if u.Collected > 0 {
-			how = fmt.Sprintf("has collected only some of the APIs it serves (%d; condition %s False)", u.Collected, CompleteAPIEnablements)
+			how = fmt.Sprintf("has collected only some of the APIs it serves (%d; %s is False)", u.Collected, CompleteAPIEnablements)
 		}
-		return fmt.Sprintf("member cluster %q: Karmada %s, so whether it serves %s %s, which %s places there, cannot be told; "+
-			"Karmada's scheduler places it there only once the Cluster lists it", u.Cluster, how, u.GroupVersion, u.Kind, u.For)
+		return fmt.Sprintf("member cluster %q: Karmada %s; it places %s %s there (%s) only once the Cluster lists it",
+			u.Cluster, how, u.GroupVersion, u.Kind, u.For)
 	}
-	return fmt.Sprintf("member cluster %q does not serve %s %s, which %s places there: Karmada's scheduler would never place it "+
-		"(Cluster %s status.apiEnablements); %s", u.Cluster, u.GroupVersion, u.Kind, u.For, u.Cluster, u.fix())
+	return fmt.Sprintf("member cluster %q does not serve %s %s (%s)", u.Cluster, u.GroupVersion, u.Kind, u.For)
 }
 
-// fix is how the member comes to serve the API.
-func (u Unserved) fix() string {
-	switch u.Group() {
-	case "multicluster.x-k8s.io":
-		return fmt.Sprintf("install the mcs-api CRDs there: kubectl mcs init --contexts=%s (the member's own kubeconfig context), "+
-			"or propagate serviceexports and serviceimports.multicluster.x-k8s.io from the control plane with a ClusterPropagationPolicy "+
-			"(Karmada's multi-cluster service discovery guide); Karmada sees them at its next cluster status update", u.Cluster)
-	case "discovery.k8s.io":
-		return "EndpointSlices are served from Kubernetes v1.21"
+// Fixes says, once per API group, how the members of unserved come to serve it.
+func Fixes(unserved []Unserved) []string {
+	var groups []string
+	clusters := map[string][]string{}
+	for _, u := range unserved {
+		g := u.Group()
+		if _, ok := clusters[g]; !ok {
+			groups = append(groups, g)
+		}
+		if !slices.Contains(clusters[g], u.Cluster) {
+			clusters[g] = append(clusters[g], u.Cluster)
+		}
 	}
-	return fmt.Sprintf("install the CRD that serves %s %s there", u.GroupVersion, u.Kind)
+	var out []string
+	for _, g := range groups {
+		cs := strings.Join(clusters[g], ",")
+		switch g {
+		case "multicluster.x-k8s.io":
+			out = append(out, fmt.Sprintf("Install the mcs-api CRDs in %s: kubectl mcs init --contexts=%s (the members' own kubeconfig contexts), "+
+				"or propagate them from the control plane with a ClusterPropagationPolicy (Karmada's multi-cluster service discovery guide); "+
+				"Karmada lists them at its next cluster status update.", cs, cs))
+		case "discovery.k8s.io":
+			out = append(out, fmt.Sprintf("EndpointSlices are served from Kubernetes v1.21: upgrade %s.", cs))
+		default:
+			out = append(out, fmt.Sprintf("Install the CRDs that serve %s in %s.", g, cs))
+		}
+	}
+	return out
 }
 
 // CheckAPIs returns, for every Requirement, each cluster that does not serve its API (Unknown
@@ -141,7 +158,7 @@ func PolicyRequirements(pp *unstructured.Unstructured) []Requirement {
 		kind, _ := sm["kind"].(string)
 		name, _ := sm["name"].(string)
 		out = append(out, Requirement{GroupVersion: av, Kind: kind, Clusters: names,
-			For: fmt.Sprintf("PropagationPolicy %s (%s %s)", pp.GetName(), kind, name)})
+			For: fmt.Sprintf("PropagationPolicy %s places %s %s there", pp.GetName(), kind, name)})
 	}
 	return out
 }

@@ -70,15 +70,16 @@ func TestCheckAPIsMissingMCSAPI(t *testing.T) {
 		t.Fatalf("got %d unserved, want 2: %v", len(got), got)
 	}
 	for i, want := range []Unserved{
-		{Cluster: "kbm", GroupVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ServiceExport", For: "PropagationPolicy web-export-policy (ServiceExport web)", Collected: 4},
-		{Cluster: "kbn", GroupVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ServiceImport", For: "PropagationPolicy web-import-policy (ServiceImport web)", Collected: 3},
+		{Cluster: "kbm", GroupVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ServiceExport", For: "PropagationPolicy web-export-policy places ServiceExport web there", Collected: 4},
+		{Cluster: "kbn", GroupVersion: "multicluster.x-k8s.io/v1alpha1", Kind: "ServiceImport", For: "PropagationPolicy web-import-policy places ServiceImport web there", Collected: 3},
 	} {
 		if got[i] != want {
 			t.Errorf("unserved[%d] = %+v, want %+v", i, got[i], want)
 		}
 	}
-	msg := got[1].String()
-	for _, w := range []string{`"kbn"`, "multicluster.x-k8s.io/v1alpha1 ServiceImport", "kubectl mcs init --contexts=kbn", "ClusterPropagationPolicy", "never"} {
+	msg := got[1].String() + "\n" + strings.Join(Fixes(got), "\n")
+	for _, w := range []string{`member cluster "kbn" does not serve multicluster.x-k8s.io/v1alpha1 ServiceImport (PropagationPolicy web-import-policy places ServiceImport web there)`,
+		"kubectl mcs init --contexts=kbm,kbn", "ClusterPropagationPolicy"} {
 		if !strings.Contains(msg, w) {
 			t.Errorf("message %q lacks %q", msg, w)
 		}
@@ -94,7 +95,7 @@ func TestCheckAPIsNotCollected(t *testing.T) {
 		if len(got) != 1 || !got[0].Unknown || got[0].Cluster != "kbn" || got[0].Kind != "ServiceImport" {
 			t.Fatalf("got %+v, want kbn's ServiceImport unknown", got)
 		}
-		if s := got[0].String(); !strings.Contains(s, "cannot be told") || !strings.Contains(s, `"kbn"`) {
+		if s := got[0].String(); !strings.Contains(s, "only once the Cluster lists it") || !strings.Contains(s, `"kbn"`) {
 			t.Errorf("message %q", s)
 		}
 	}
@@ -104,7 +105,7 @@ func TestCheckAPIsCustomWorkloadAndUnknownCluster(t *testing.T) {
 	wl := PropagationPolicy("demo", "web-workload-policy", []Selector{{"v1", "Service", "web"}, {"argoproj.io/v1alpha1", "Rollout", "web"}}, []string{"kbm", "gone"})
 	got := CheckAPIs(members(cluster("kbm", "True", core...)), PolicyRequirements(wl))
 	// "gone" has no Cluster: not this check's to refuse.
-	if len(got) != 1 || got[0].Kind != "Rollout" || !strings.Contains(got[0].String(), "install the CRD that serves argoproj.io/v1alpha1 Rollout") {
+	if len(got) != 1 || got[0].Kind != "Rollout" || !strings.Contains(Fixes(got)[0], "Install the CRDs that serve argoproj.io in kbm") {
 		t.Fatalf("got %+v", got)
 	}
 	if g := got[0].Group(); g != "argoproj.io" {
@@ -117,7 +118,7 @@ func TestCheckAPIsOncePerClusterAndAPI(t *testing.T) {
 		{GroupVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice", Clusters: []string{"kbm", "kbm"}, For: "MultiClusterService web"},
 	}
 	got := CheckAPIs(members(cluster("kbm", "True", "v1 Service")), reqs)
-	if len(got) != 1 || !strings.Contains(got[0].String(), "Kubernetes v1.21") {
+	if len(got) != 1 || !strings.Contains(Fixes(got)[0], "Kubernetes v1.21") {
 		t.Fatalf("got %+v", got)
 	}
 }
