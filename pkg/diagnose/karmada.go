@@ -69,6 +69,10 @@ func karmadaFix(ctx, kind, ns, name string, problems []string) (string, []shell.
 		return fmt.Sprintf("Create the Service %s/%s on the control plane (context %q).", ns, name, ctx), nil
 	case strings.Contains(all, "No ServiceExport"):
 		return "Export it on the control plane:", []shell.Command{karmadaExposeCommand(ctx, ns, name)}
+	case strings.Contains(all, "Karmada has not scheduled"):
+		// The scheduler's message names the filter that left no member.
+		return "Karmada's scheduler found no member for it; its message says why, most often a member that does not serve the object's API (the mcs-api CRDs, which init installs). See what each member serves:",
+			[]shell.Command{shell.Kubectl("--context", ctx, "get", "clusters.cluster.karmada.io", "-o", "yaml")}
 	}
 	return "Read its conditions and events:", []shell.Command{karmadaDescribeCommand(ctx, kind, ns, name)}
 }

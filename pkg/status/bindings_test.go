@@ -2,6 +2,8 @@ package status
 
 import (
 	"bytes"
+	"encoding/json"
+	"sort"
 	"strings"
 	"testing"
 
@@ -88,4 +90,28 @@ func hasLine(out, want string) bool {
 		}
 	}
 	return false
+}
+
+// TestKarmadaBindingSchema pins the documented JSON field names (docs/output.md), and an empty
+// list is [] rather than null.
+func TestKarmadaBindingSchema(t *testing.T) {
+	in := karmadaInput()
+	b, _ := json.Marshal(BuildKarmada(in))
+	if !strings.Contains(string(b), `"resourceBindings":[]`) {
+		t.Errorf("no unscheduled binding: %s", b)
+	}
+	in.ResourceBindings = []*unstructured.Unstructured{binding("serve-serviceexport", "multicluster.x-k8s.io/v1alpha1", "ServiceExport", "serve", "False", "NoClusterFit", noFit)}
+	b, _ = json.Marshal(BuildKarmada(in).ResourceBindings[0])
+	var doc map[string]any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var ks []string
+	for k := range doc {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	if got := strings.Join(ks, ","); got != "apiVersion,creationTimestamp,message,name,namespace,reason,resource,scheduled,service" {
+		t.Errorf("keys %s", got)
+	}
 }
