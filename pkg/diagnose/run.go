@@ -31,6 +31,7 @@ func Run(s *Snapshot) *Report {
 	}
 	results = append(results, checkExports(s, svcs, objs)...)
 	results = append(results, checkImports(s, svcs, objs)...)
+	results = append(results, checkTraffic(svcs)...)
 	results = append(results, checkKarmadaPlacement(s, objs)...)
 	noSyncWarns(results)
 	for i := range results {

@@ -61,7 +61,7 @@ const (
 // Order is the order of the sections.
 var Order = []string{CheckSync, CheckReachable, CheckCRDs, CheckClusterID, CheckRBAC, CheckClock, CheckDNS,
 	CheckExportService, CheckExportConds, CheckConflict, CheckEndpoints,
-	CheckImport, CheckImportIP, CheckDerived, CheckSlices, CheckFreshness, CheckForeignSlice,
+	CheckImport, CheckImportIP, CheckDerived, CheckSlices, CheckFreshness, CheckForeignSlice, CheckTraffic,
 	CheckKarmada, CheckKarmadaPlaced}
 
 // Result is what one check says about one object in one cluster.

@@ -130,9 +130,11 @@ func buildItem(k key, idx []*index, sum engine.Summary, want wanted) MultiCluste
 		b.out.Clusters = append(b.out.Clusters, b.cluster(ix, invalid))
 	}
 	b.staleCopies()
+	b.trafficChoices()
 	b.summarize()
 	b.age()
 	b.out.Problems = b.problems
+	// b.out.Notes (trafficChoices) leave the health alone.
 	switch {
 	case len(b.out.Conflicts) > 0:
 		b.out.Health = Conflict

@@ -102,6 +102,7 @@ func Describe(w io.Writer, l *MultiClusterServiceStatusList, it MultiClusterServ
 	field("DNS name", orNone(it.DNSName))
 	field("Age", Age(it.CreationTimestamp, o.Now))
 	writeProblems(&b, it.Problems, describeAt)
+	writeNotes(&b, it.Notes)
 
 	b.WriteString("Clusters:\n")
 	for _, c := range it.Clusters {

@@ -78,6 +78,9 @@ type MultiClusterServiceStatus struct {
 	DNSName string `json:"dnsName,omitempty"`
 	// Problems says, one sentence each, why the row is not Healthy.
 	Problems []string `json:"problems,omitempty"`
+	// Notes says, one sentence each, what a user should know that does not make the row
+	// unhealthy: a member's traffic distribution choice that has no effect there, and why.
+	Notes []string `json:"notes,omitempty"`
 	// Type is ClusterSetIP or Headless as decided from the oldest valid export (the type the
 	// ServiceImports get); when nothing valid is exported, the ServiceImports' type.
 	Type string `json:"type,omitempty"`
@@ -156,6 +159,9 @@ type ClusterStatus struct {
 	// what the source's slices say, as sync compares them; only where sync imports the service
 	// and this cluster was read. Sorted by source.
 	Copies []CopiesStatus `json:"copies,omitempty"`
+	// TrafficDistribution is the choice this cluster's ServiceExport records, and whether it
+	// takes effect here; absent without one.
+	TrafficDistribution *TrafficChoice `json:"trafficDistribution,omitempty"`
 }
 
 // CopiesState says whether a member's copies of one source cluster's slices are up to date.

@@ -58,7 +58,7 @@ func ChoiceOf(exp *mcsv1beta1.ServiceExport, t *snapshot.Topology) *Choice {
 	case v != names.PreferSameCluster:
 		c.Message = fmt.Sprintf("annotation %s=%q has no effect: the one value is %s", names.TrafficDistributionAnnotation, v, names.PreferSameCluster)
 	case t == nil:
-		c.Message = "the zones of its nodes were not read (listing nodes needs list on nodes)"
+		c.Message = fmt.Sprintf("whether %s takes effect is unknown: its nodes' zones were not read (that needs list on nodes)", v)
 	case len(t.Zones) == 0:
 		c.Message = fmt.Sprintf("%s has no effect: none of its nodes has a %s label", v, corev1.LabelTopologyZone)
 	case len(t.Zones) > MaxZoneHints:

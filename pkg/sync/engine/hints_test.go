@@ -218,7 +218,7 @@ func TestChoiceOf(t *testing.T) {
 		{"no nodes", exp, map[string]string{}, false, "PreferSameCluster has no effect: none of its nodes has a topology.kubernetes.io/zone label"},
 		{"too many zones", exp, many, false, "PreferSameCluster has no effect: its nodes are in 9 zones, more than the 8 an endpoint's hints may name"},
 		{"the sentinel", exp, map[string]string{"n1": OtherClusterZone}, false, "PreferSameCluster has no effect: a node's zone is kubectl-mcs-other-cluster, the hint of the other clusters' endpoints"},
-		{"not read", exp, nil, false, "the zones of its nodes were not read (listing nodes needs list on nodes)"},
+		{"not read", exp, nil, false, "whether PreferSameCluster takes effect is unknown: its nodes' zones were not read (that needs list on nodes)"},
 		{"unknown value", &mcsv1beta1.ServiceExport{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{names.TrafficDistributionAnnotation: "PreferClose"}}},
 			map[string]string{"n1": "a"}, false, `annotation mcs.kubectl.io/traffic-distribution="PreferClose" has no effect: the one value is PreferSameCluster`},
 	} {
