@@ -299,13 +299,14 @@ func loop(t *testing.T, ns, name, command string) *running {
 	return loopRuns(t, ns, name, command, 0)
 }
 
-// loopRuns is loop ending by itself after runs runs (0: only when stopped).
+// loopRuns is loop ending by itself after runs runs, one right after the other (0: only when
+// stopped, a run every 0.2 s).
 func loopRuns(t *testing.T, ns, name, command string, runs int) *running {
 	t.Helper()
 	script := fmt.Sprintf(`n=0; f=0; rm -f /tmp/stop-%[1]s
 while [ ! -e /tmp/stop-%[1]s ] && { [ %[3]d -eq 0 ] || [ $n -lt %[3]d ]; }; do
   if ! out=$( { %[2]s ; } 2>&1); then f=$((f+1)); echo "run $n failed at $(date +%%T.%%N): $out" >&2; fi
-  n=$((n+1)); sleep 0.2
+  n=$((n+1)); [ %[3]d -gt 0 ] || sleep 0.2
 done
 echo "$n $f"`, name, command, runs)
 	r := &running{ns: ns, name: name, started: time.Now(), done: make(chan result, 1), finished: make(chan struct{})}
