@@ -392,7 +392,7 @@ current-context: member1
 			args []string // after "kubectl mcs"; the last one is the word to complete
 			want []string
 		}{
-			{[]string{""}, []string{"init", "expose", "sync", "install", "status", "diagnose", "dns-server", "unexpose", "version", "completion", "help"}},
+			{[]string{""}, []string{"init", "expose", "sync", "install", "status", "diagnose", "dns-server", "unexpose", "uninstall", "version", "completion", "help"}},
 			{[]string{"ex"}, []string{"expose"}},
 			{[]string{"expose", "--contexts="}, []string{"karmada-apiserver", "member1", "member2"}},
 			{[]string{"expose", "--contexts=member1,"}, []string{"member1,karmada-apiserver", "member1,member2"}},
