@@ -130,10 +130,14 @@ func inClient(ns string, cmd ...string) result {
 	return kubectl(nil, consumer, append([]string{"-n", ns, "exec", "client", "--"}, cmd...)...)
 }
 
-// get makes one HTTP request from the client pod; the answer is "POD CLUSTER tcp PORT".
+// get makes one HTTP request from the client pod; the answer is "POD CLUSTER tcp PORT". An
+// answer is what curl printed; what kubectl says beside it on stderr (a warning) is not.
 func get(ns, host string, p int) (string, bool) {
 	r := inClient(ns, "curl", "-sS", "--max-time", "2", fmt.Sprintf("http://%s:%d/", host, p))
-	return strings.TrimSpace(r.stdout + r.stderr), r.code == 0
+	if r.code == 0 {
+		return strings.TrimSpace(r.stdout), true
+	}
+	return strings.TrimSpace(r.stdout + r.stderr), false
 }
 
 // udp sends one datagram from the client pod and returns the answer.
@@ -182,7 +186,11 @@ func answeredBy(n int, request func() (string, bool)) answers {
 			a.failed = append(a.failed, out)
 			continue
 		}
-		a.seen[clusterOf(out)]++
+		c := clusterOf(out)
+		if c == "" {
+			a.failed = append(a.failed, "an answer of no cluster: "+out)
+		}
+		a.seen[c]++
 	}
 	return a
 }
