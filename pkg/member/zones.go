@@ -9,6 +9,7 @@ import (
 	"context"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -26,14 +27,20 @@ import (
 
 // zones is what a Cache knows of its member's nodes.
 type zones struct {
-	mu    sync.Mutex
-	store cache.Store // nil: nodes not watched
-	topo  *snapshot.Topology
-	dirty bool // topo is to be summed up again from store
+	mu     sync.Mutex
+	store  cache.Store // nil: nodes not watched
+	synced func() bool
+	topo   *snapshot.Topology
+	dirty  bool // topo is to be summed up again from store
+	// denied: the member refuses to list its nodes. The join does not wait for them: a sync whose
+	// identity predates the nodes rule (an install not run again) reads everything else as before,
+	// and its members' choices are unknown, their copies' hints left as they are.
+	denied atomic.Bool
 }
 
 // watchZones starts, for sync's caches, an informer of the member's Nodes whose sync the join
-// waits for (hasSynced); nothing for the others' (status --watch, the DNS server).
+// waits for (hasSynced), unless the member refuses it; nothing for the others' (status --watch,
+// the DNS server).
 func (m *Cache) watchZones(ctx context.Context, kc kubernetes.Interface) error {
 	if m.cfg.FieldManager == "" {
 		return nil
@@ -44,7 +51,9 @@ func (m *Cache) watchZones(ctx context.Context, kc kubernetes.Interface) error {
 	}
 	_ = inf.SetWatchErrorHandler(func(_ *cache.Reflector, err error) {
 		if apierrors.IsForbidden(err) {
-			m.deny(err)
+			if !m.zones.denied.Swap(true) {
+				klog.ErrorS(err, "nodes not readable: PreferSameCluster choices here are not applied (kubectl mcs install grants list and watch on nodes); retrying", "cluster", m.ID())
+			}
 			return
 		}
 		klog.V(2).InfoS("watch error", "cluster", m.ID(), "err", err)
@@ -62,9 +71,9 @@ func (m *Cache) watchZones(ctx context.Context, kc kubernetes.Interface) error {
 		return err
 	}
 	m.zones.mu.Lock()
-	m.zones.store, m.zones.dirty = inf.GetStore(), true
+	m.zones.store, m.zones.synced, m.zones.dirty = inf.GetStore(), inf.HasSynced, true
 	m.zones.mu.Unlock()
-	m.hasSynced = append(m.hasSynced, inf.HasSynced)
+	m.hasSynced = append(m.hasSynced, func() bool { return inf.HasSynced() || m.zones.denied.Load() })
 	go inf.Run(ctx.Done())
 	return nil
 }
@@ -92,12 +101,13 @@ func zoneOf(obj any) string {
 	return ""
 }
 
-// Topology is the zones of the member's nodes; nil when sync's caches do not watch them.
+// Topology is the zones of the member's nodes; nil when sync's caches do not watch them or have
+// not read them (refused, or not yet).
 func (m *Cache) Topology() *snapshot.Topology {
 	z := &m.zones
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	if z.store == nil {
+	if z.store == nil || !z.synced() {
 		return nil
 	}
 	if z.dirty {
