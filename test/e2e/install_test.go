@@ -581,6 +581,9 @@ func uninstall(t *testing.T) {
 		sel := metav1.ListOptions{LabelSelector: "app.kubernetes.io/managed-by=kubectl-mcs,app.kubernetes.io/name=" + install.Name}
 		_ = clients[c].kube.RbacV1().ClusterRoleBindings().DeleteCollection(context.Background(), metav1.DeleteOptions{}, sel)
 		_ = clients[c].kube.RbacV1().ClusterRoles().DeleteCollection(context.Background(), metav1.DeleteOptions{}, sel)
+		// The admission policy too: a later test compares the members with what they held before.
+		_ = clients[c].kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().DeleteCollection(context.Background(), metav1.DeleteOptions{}, sel)
+		_ = clients[c].kube.AdmissionregistrationV1().ValidatingAdmissionPolicies().DeleteCollection(context.Background(), metav1.DeleteOptions{}, sel)
 		_ = clients[c].kube.CoreV1().Namespaces().Delete(context.Background(), install.DefaultNamespace, metav1.DeleteOptions{})
 	}
 	for _, c := range members {
