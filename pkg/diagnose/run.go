@@ -34,10 +34,11 @@ func Run(s *Snapshot) *Report {
 	results = append(results, checkTraffic(svcs)...)
 	results = append(results, checkKarmadaPlacement(s, objs)...)
 	noSyncWarns(results)
+	syncs := status.Syncs(clusters, s.Now) // read once for every fix that runs sync
 	for i := range results {
 		if x := &results[i]; x.sync != nil {
 			x.Commands = append(x.Commands, syncCommand(s, *x.sync))
-			withInstalledSync(s, x)
+			withInstalledSync(s, syncs, x)
 		}
 	}
 	r := NewReport(l.Clusters, results)

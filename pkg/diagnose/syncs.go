@@ -91,15 +91,11 @@ func noSyncWarns(results []Result) {
 
 // withInstalledSync makes a fix that runs sync once fit an installed sync that acts for x's member
 // and runs: it should have done what the one-shot would, and its logs say why not.
-func withInstalledSync(s *Snapshot, x *Result) {
+func withInstalledSync(s *Snapshot, syncs []status.SyncStatus, x *Result) {
 	if x.sync == nil || x.sync.watch {
 		return
 	}
-	clusters := make([]snapshot.Cluster, len(s.Clusters))
-	for i := range s.Clusters {
-		clusters[i] = s.Clusters[i].Cluster
-	}
-	for _, y := range status.Syncs(clusters, s.Now) {
+	for _, y := range syncs {
 		if y.Namespace == names.SystemNamespace && !y.Stale && (y.Local == "" || y.Local == x.Cluster) {
 			x.Fix = strings.TrimSuffix(x.Fix, ":") + fmt.Sprintf(". The sync installed in %q runs and should have done so; its logs say why it has not:", y.Cluster)
 			x.Commands = append(x.Commands, logsCommand(s, y))
