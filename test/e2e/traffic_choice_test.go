@@ -65,14 +65,29 @@ func hintsBySource(t *testing.T, c, ns, name string) map[string][]string {
 // member1's choice, its node without a zone, is one note of status, naming it and why.
 func TestPreferSameCluster(t *testing.T) {
 	ns := namespace(t, "e2e-prefer", members...)
+	// Zones first: the endpoint slice controller writes a node's zone into an endpoint when it
+	// computes it, not when the node's label changes, and a copy carries it.
+	zone(t, "member2", "member2-node", "zone-b")
+	zone(t, "member2", "member2-hints-extra", "zone-a")
+	zone(t, "member3", "member3-node", "zone-c")
 	for _, c := range []string{"member1", "member2"} {
 		deployment(t, c, ns, "serve", 2)
 		service(t, c, ns, "serve")
 		waitFor(t, c+"'s endpoints", func() bool { return len(sourceIPs(t, c, ns, "serve")) == 2 })
 	}
-	zone(t, "member2", "member2-node", "zone-b")
-	zone(t, "member2", "member2-hints-extra", "zone-a")
-	zone(t, "member3", "member3-node", "zone-c")
+	waitFor(t, "member2's endpoints with their zones", func() bool {
+		l, err := clients["member2"].kube.DiscoveryV1().EndpointSlices(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "kubernetes.io/service-name=serve"})
+		n := 0
+		for _, s := range l.Items {
+			for _, e := range s.Endpoints {
+				if e.Zone == nil {
+					return false
+				}
+				n++
+			}
+		}
+		return err == nil && n == 2
+	})
 	mustMCS(t, "expose", "serve", "-n", ns, "--contexts", allMembers)
 	r := mustMCS(t, "expose", "serve", "-n", ns, "--contexts", allMembers, "--providers=member2", "--traffic-distribution=PreferSameCluster")
 	if se := get(t, "member2", seGVR("v1beta1"), ns, "serve"); se.GetAnnotations()["mcs.kubectl.io/traffic-distribution"] != "PreferSameCluster" {
