@@ -3,17 +3,20 @@ package member
 import (
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
 	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
 	discoveryinformers "k8s.io/client-go/informers/discovery/v1"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/mcsapi"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/snapshot"
 )
 
@@ -30,19 +33,40 @@ func (c Config) watches(kind string) bool {
 	return false
 }
 
+// own says whether the member is one whose objects this reader decides: every member, or under
+// Config.Local that one alone.
+func (m *Cache) own() bool { return m.cfg.Local == "" || m.Context == m.cfg.Local }
+
+func joinSelectors(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "," + b
+}
+
 // informers builds, in factories not started yet (start starts them), the informers of the kinds
 // Config.Kinds names, each with its transform, the slices with their index and, if set,
-// Config.SliceSelector. The Cache's stores become theirs; a kind not watched gets an empty store,
+// Config.SliceSelector; under Config.Local, another member's without what kubectl-mcs manages. The Cache's stores become theirs; a kind not watched gets an empty store,
 // so that what reads it finds nothing rather than a nil store.
 func (m *Cache) informers(kc kubernetes.Interface, dc dynamic.Interface, version string) (map[string]cache.SharedIndexInformer, func(<-chan struct{}), error) {
 	ns := m.cfg.Namespace
 	kf := informers.NewSharedInformerFactoryWithOptions(kc, 0, informers.WithNamespace(ns))
 	df := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dc, 0, ns, nil)
-	if sel := m.cfg.SliceSelector; sel != "" {
-		// Registered first, so that the factory's EndpointSlices informer is this one.
+	sliceSel, serviceSel := m.cfg.SliceSelector, ""
+	if !m.own() {
+		sliceSel, serviceSel = joinSelectors(sliceSel, names.NotManagedSelector), names.NotManagedSelector
+	}
+	// Registered first, so that the factory's informers of these kinds are these ones.
+	if sliceSel != "" {
 		kf.InformerFor(&discoveryv1.EndpointSlice{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 			return discoveryinformers.NewFilteredEndpointSliceInformer(c, ns, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
-				func(o *metav1.ListOptions) { o.LabelSelector = sel })
+				func(o *metav1.ListOptions) { o.LabelSelector = sliceSel })
+		})
+	}
+	if serviceSel != "" {
+		kf.InformerFor(&corev1.Service{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+			return coreinformers.NewFilteredServiceInformer(c, ns, resync, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc},
+				func(o *metav1.ListOptions) { o.LabelSelector = serviceSel })
 		})
 	}
 	build := map[string]func() cache.SharedIndexInformer{

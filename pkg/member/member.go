@@ -62,6 +62,11 @@ type Config struct {
 	Kinds []string
 	// SliceSelector, if set, is the label selector of the EndpointSlices the caches hold.
 	SliceSelector string
+	// Local is the context of the one member a sync --local writes. The caches of every other
+	// member leave out its Nodes and what kubectl-mcs manages there (names.NotManagedSelector):
+	// the copies and derived Services other syncs write decide nothing of Local's objects, and
+	// caching them made each sync's memory and events grow with the members.
+	Local string
 	// GivenID keeps the ID the member was connected with, its ClusterProperty unread: for a
 	// reader that names no cluster and may not read it (the DNS server).
 	GivenID bool

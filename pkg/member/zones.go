@@ -40,9 +40,9 @@ type zones struct {
 
 // watchZones starts, for sync's caches, an informer of the member's Nodes whose sync the join
 // waits for (hasSynced), unless the member refuses it; nothing for the others' (status --watch,
-// the DNS server).
+// the DNS server), nor in a member that a sync --local only reads (its hints use its own zones).
 func (m *Cache) watchZones(ctx context.Context, kc kubernetes.Interface) error {
-	if m.cfg.FieldManager == "" {
+	if m.cfg.FieldManager == "" || !m.own() {
 		return nil
 	}
 	inf := coreinformers.NewNodeInformer(kc, 0, cache.Indexers{})
@@ -130,7 +130,9 @@ func (m *Cache) zonesChanged() {
 	before := m.zones.topo
 	m.zones.dirty = true
 	m.zones.mu.Unlock()
-	if m.State().Joined && before != nil && !slices.Equal(before.Zones, m.Topology().Zones) {
+	// The first topology read counts as a change: a member whose nodes became readable only after
+	// it joined (the rule granted later) has choices waiting for it.
+	if after := m.Topology(); m.State().Joined && after != nil && (before == nil || !slices.Equal(before.Zones, after.Zones)) {
 		for _, k := range m.choosing() {
 			if h := m.cfg.Handlers.Object; h != nil {
 				h(m, snapshot.KindServiceExport, k, nil, false)

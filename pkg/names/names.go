@@ -67,6 +67,9 @@ func Hash(s string) string {
 	return hex.EncodeToString(sum[:])[:hashLen]
 }
 
+// NotManagedSelector is the label selector of what IsManaged is false for.
+const NotManagedSelector = ManagedByLabel + "!=" + ManagedByValue + "," + EndpointSliceManagedByLabel + "!=" + EndpointSliceManagedByValue
+
 // IsManaged reports whether an object's labels say kubectl-mcs created it.
 func IsManaged(labels map[string]string) bool {
 	return labels[ManagedByLabel] == ManagedByValue ||

@@ -34,6 +34,8 @@ type Rule struct {
 	// ResourceNames narrows get/update to the objects sync names (empty: all).
 	ResourceNames []string
 	Scope         Scope
+	// OwnOnly: a sync --local reads it in its own member only, so no reader identity gets it.
+	OwnOnly bool
 	// Why says which part of sync uses it.
 	Why string
 }
@@ -51,7 +53,7 @@ func (r Rule) LeaseClusterOnly() bool { return r.Scope == LeaseNamespace }
 var SyncRules = []Rule{
 	{Group: "", Resource: "namespaces", Verbs: []string{"list", "watch"}, Scope: Cluster,
 		Why: "imports go only to members that have the namespace"},
-	{Group: "", Resource: "nodes", Verbs: []string{"list", "watch"}, Scope: Cluster,
+	{Group: "", Resource: "nodes", Verbs: []string{"list", "watch"}, Scope: Cluster, OwnOnly: true,
 		Why: "the zones of the member's nodes, which a PreferSameCluster choice hints its copies with"},
 	{Group: "", Resource: "services", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}, Scope: Cluster,
 		Why: "reads exported Services; writes derived-NAME"},
@@ -91,12 +93,13 @@ var DNSServerRules = []Rule{
 
 // ReaderRules is what a member's reader identity may do in another member, for the per-member
 // syncs that read it (`install --mode=per-member`): the get, list and watch of SyncRules' cluster
-// rules, without the subresources, Events and Leases sync only writes. Derived from SyncRules so
+// rules, without the subresources, Events and Leases sync only writes, and the Nodes it reads in
+// its own member only. Derived from SyncRules so
 // that a new read of sync's is a new read of the readers'; never a write, never a Secret.
 func ReaderRules() []Rule {
 	var out []Rule
 	for _, r := range SyncRules {
-		if r.Scope != Cluster || strings.Contains(r.Resource, "/") || r.Resource == "events" {
+		if r.Scope != Cluster || r.OwnOnly || strings.Contains(r.Resource, "/") || r.Resource == "events" {
 			continue
 		}
 		var verbs []string

@@ -4,13 +4,21 @@ package e2e
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	discoveryv1 "k8s.io/api/discovery/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"github.com/kubectl-mcs/kubectl-mcs/internal/promtext"
+	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
 )
 
 // TestSyncLocalInEveryMember runs one `sync --watch --local=X` per member, as install
@@ -69,6 +77,7 @@ func TestSyncLocalInEveryMember(t *testing.T) {
 	if r := mustMCS(t, "sync", "-n", ns, "--contexts", allMembers); !strings.HasPrefix(r.stdout, "No changes.") {
 		t.Errorf("a clusterset-wide sync after the members' syncs wrote:\n%s", r.stdout)
 	}
+	cachesOnlyWhatDecides(t, syncs["member1"], ns, "member1")
 	for _, c := range members {
 		if after := objectUIDs(t, c, ns, "serve"); !slices.Equal(after, before[c]) {
 			t.Errorf("%s: serve's import, derived Service and copies replaced in the move to the members' syncs: UIDs %v, were %v", c, after, before[c])
@@ -200,4 +209,36 @@ func scaledTo2(t *testing.T, c, ns, name string) []string {
 	}
 	waitFor(t, c+"'s second endpoint of "+name, func() bool { return len(sourceIPs(t, c, ns, name)) == 2 })
 	return sourceIPs(t, c, ns, name)
+}
+
+// cachesOnlyWhatDecides: a sync --local caches everything of the Services and EndpointSlices of
+// its own member, and of every other member only those kubectl-mcs does not manage (the
+// exporters' Services and source slices), so that the copies and derived Services the other
+// syncs write cost it neither memory nor events.
+func cachesOnlyWhatDecides(t *testing.T, w *watcher, ns, local string) {
+	t.Helper()
+	for _, c := range members {
+		sel := names.NotManagedSelector
+		if c == local {
+			sel = ""
+		}
+		for kind, gvr := range map[string]schema.GroupVersionResource{"EndpointSlice": slicesGVR, "Service": {Version: "v1", Resource: "services"}} {
+			var cached, want float64
+			err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+				v, _, err := promtext.Scrape("http://"+w.metrics+"/metrics", "kubectl_mcs_cached_objects", fmt.Sprintf("cluster=%q", c), fmt.Sprintf("kind=%q", kind))
+				if err != nil {
+					t.Fatal(err)
+				}
+				l, err := clients[c].dyn.Resource(gvr).Namespace(ns).List(context.Background(), metav1.ListOptions{LabelSelector: sel})
+				if err != nil {
+					t.Fatal(err)
+				}
+				cached, want = v, float64(len(l.Items))
+				return cached == want, nil
+			})
+			if err != nil {
+				t.Errorf("sync --local=%s caches %v %ss of %s, want %v (selector %q)", local, cached, kind, c, want, sel)
+			}
+		}
+	}
 }

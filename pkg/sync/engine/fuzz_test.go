@@ -4,12 +4,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
 
 	"github.com/kubectl-mcs/kubectl-mcs/pkg/names"
@@ -257,7 +259,37 @@ func checkFor(t *testing.T, obs Observed, d Desired, acts []Action) {
 		if got := Plan(one, dFor); !reflect.DeepEqual(got, want) {
 			t.Fatalf("%s: deciding for it alone plans\n%q\nnot\n%q", c.ID, summary(got), summary(want))
 		}
+		// What a sync --local caches of the other members (member.Config.Local).
+		narrow := readElsewhere(one)
+		dNarrow := Compute(narrow)
+		if !reflect.DeepEqual(dNarrow, dFor) {
+			t.Fatalf("%s: deciding for it without the others' managed objects and nodes wants other than with them", c.ID)
+		}
+		if got := Plan(narrow, dNarrow); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%s: deciding for it without the others' managed objects and nodes plans\n%q\nnot\n%q", c.ID, summary(got), summary(want))
+		}
 	}
+}
+
+// readElsewhere is obs as a sync --local for obs.For reads it: in every other cluster, no Nodes
+// and only the Services and EndpointSlices names.NotManagedSelector selects.
+func readElsewhere(obs Observed) Observed {
+	sel, err := labels.Parse(names.NotManagedSelector)
+	if err != nil {
+		panic(err)
+	}
+	out := obs
+	out.Clusters = slices.Clone(obs.Clusters)
+	for i := range out.Clusters {
+		c := &out.Clusters[i]
+		if c.ID == obs.For {
+			continue
+		}
+		c.Topology = nil
+		c.Services = slices.DeleteFunc(slices.Clone(c.Services), func(s *corev1.Service) bool { return !sel.Matches(labels.Set(s.Labels)) })
+		c.EndpointSlices = slices.DeleteFunc(slices.Clone(c.EndpointSlices), func(s *discoveryv1.EndpointSlice) bool { return !sel.Matches(labels.Set(s.Labels)) })
+	}
+	return out
 }
 
 // checkConflicts recomputes the winner independently and checks every conflict against the

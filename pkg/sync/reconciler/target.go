@@ -43,6 +43,7 @@ func (r *Reconciler) newClusters(members []*clusterset.Connection) {
 		Now:           r.now,
 		FieldManager:  r.opts.FieldManager,
 		Cached:        cached,
+		Local:         r.opts.Local,
 		BeforeStart: func(ctx context.Context, m *member.Cache, v string) error {
 			if r.opts.LoadSchemas == nil {
 				return nil
