@@ -53,6 +53,8 @@ MCS_API ?= $(abspath $(CURDIR)/../shared/mcs-api)
 MCS_API_COMMIT ?= ded161a
 CONFORMANCE_TESTBED_DIR ?= $(CACHE)/testbed-conformance
 CONFORMANCE_REPORT_DIR ?= $(CURDIR)/docs/conformance
+# The suite runs once per kube-proxy mode, on a bed of its own, its report in REPORT_DIR/MODE.
+CONFORMANCE_PROXY_MODES ?= iptables nftables
 # Release archives: one per platform, and the krew manifest dist/mcs.yaml pointing at
 # $(DIST_BASE_URL)/ARCHIVE.
 PLATFORMS     ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64 windows/arm64
@@ -92,7 +94,7 @@ ABOUT_test-traffic    := real nodes, real packets (about 3 min)
 ABOUT_test-production := the image in pods on real nodes, sync in one member then in every member (about 20 min)
 ABOUT_test-karmada    := a real Karmada control plane (about 2 min; the first time about 12 min more to build it)
 ABOUT_test-image      := the image in a containerd of its own (about 30 s)
-ABOUT_conformance     := the KEP-1645 conformance suite (about 6 min; the first time about 3 min more to build it)
+ABOUT_conformance     := the KEP-1645 conformance suite, kube-proxy in iptables then nftables mode (about 12 min; the first time about 3 min more to build it)
 
 .PHONY: build dist image image-build test test-unit test-krew test-image test-e2e test-traffic test-production test-karmada conformance bench bench-first-packet bench-karmada bench-dns bench-scale bench-clusters soak fuzz-converge krew-build testbed-build testbed-up testbed-down demo clean
 
@@ -271,12 +273,16 @@ conformance: build testbed-build
 	if ! why=$$(bash test/testbed/node.sh check); then echo "conformance: skipped: $$why"; exit 0; fi; \
 	suite=$$(MCS_API=$(MCS_API) bash test/conformance/run.sh build); \
 	status=0; \
-	bash test/testbed/with-bed.sh $(CONFORMANCE_TESTBED_DIR) TESTBED_REALNODE=member1,member2 KUBECTL_MCS_BINARY=$(BIN) \
-	  member1 member2 -- env MCS_API=$(MCS_API) MCS_API_COMMIT=$(MCS_API_COMMIT) SUITE=$$suite BINARY=$(BIN) \
-	  REPORT_DIR=$(CONFORMANCE_REPORT_DIR) IMPL_VERSION=$$(git describe --tags --always --dirty 2>/dev/null || echo $(VERSION)) \
-	  bash -c 'st=0; for run in $$(seq $(RUNS)); do bash test/conformance/run.sh run || st=1; done; exit $$st' || status=$$?; \
-	TESTBED_DIR=$(CONFORMANCE_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
-	  { echo "conformance: tearing the real nodes down left the above behind"; status=1; }; \
+	for mode in $(CONFORMANCE_PROXY_MODES); do \
+	  echo "conformance: kube-proxy in $$mode mode"; \
+	  bash test/testbed/with-bed.sh $(CONFORMANCE_TESTBED_DIR) TESTBED_REALNODE=member1,member2 TESTBED_PROXY_MODE=$$mode \
+	    KUBECTL_MCS_BINARY=$(BIN) member1 member2 -- env MCS_API=$(MCS_API) MCS_API_COMMIT=$(MCS_API_COMMIT) SUITE=$$suite \
+	    BINARY=$(BIN) REPORT_DIR=$(CONFORMANCE_REPORT_DIR)/$$mode \
+	    IMPL_VERSION=$$(git describe --tags --always --dirty 2>/dev/null || echo $(VERSION)) \
+	    bash -c 'st=0; for run in $$(seq $(RUNS)); do bash test/conformance/run.sh run || st=1; done; exit $$st' || status=1; \
+	  TESTBED_DIR=$(CONFORMANCE_TESTBED_DIR) bash test/testbed/node.sh leftovers || \
+	    { echo "conformance: tearing the real nodes down left the above behind"; status=1; }; \
+	done; \
 	exit $$status
 
 # Not a test: figures for BENCHMARKS.md (rewrites its generated section and bench/out/results.json).

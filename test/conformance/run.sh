@@ -125,7 +125,7 @@ write_run() {
 | clusters | ${CONTEXTS//,/, }, one real node each (\`test/testbed/node.sh\`), \`kubectl mcs sync --watch\` and \`kubectl mcs dns-server\` |
 
 The suite's own report: [report.html](report.html) ([report.yaml](report.yaml)). How to
-reproduce it: [README.md](README.md).
+reproduce it: [README.md](../README.md).
 EOF
 }
 

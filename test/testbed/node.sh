@@ -20,6 +20,7 @@
 #   node.sh leftovers          list any process, mount, namespace, link or cgroup of the bed's
 #                              nodes still there (exit 1 if any): make test-traffic runs it after down
 #
+# TESTBED_PROXY_MODE: kube-proxy's mode, iptables (the default) or nftables.
 # KUBECTL_MCS_BINARY, when set, also runs `kubectl mcs dns-server` in each node on 127.0.0.1:5353,
 # the address `kubectl mcs init --dns --dns-server=127.0.0.1:5353` makes CoreDNS forward to.
 set -euo pipefail
@@ -31,6 +32,11 @@ NODES="$TESTBED_DIR/nodes"
 PACKAGES=(containerd runc containernetworking-plugins iptables nftables conntrack debootstrap iproute2 util-linux)
 CNI_BIN=${CNI_BIN:-/usr/lib/cni}
 DNS_SERVER_ADDR=127.0.0.1:5353
+PROXY_MODE=${TESTBED_PROXY_MODE:-iptables}
+case $PROXY_MODE in
+  iptables | nftables) ;;
+  *) echo "node: TESTBED_PROXY_MODE=$PROXY_MODE: want iptables or nftables" >&2; exit 2 ;;
+esac
 log() { echo "node: $*" >&2; }
 # shellcheck source=steps.sh
 . "$here/steps.sh"
@@ -259,7 +265,7 @@ apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: $d/kubeconfig}
 hostnameOverride: $name-node
-mode: iptables
+mode: $PROXY_MODE
 clusterCIDR: $cidr
 bindAddress: $ip
 healthzBindAddress: 127.0.0.1:10256
