@@ -47,7 +47,9 @@ type Footprint struct {
 // member holds now, except what sync made there (imports, derived Services, copies of ours), and
 // what sync makes for every exported service in every member that has its namespace: an import,
 // a derived Service and a copy of each exporter's slices of it, cached without its endpoints.
-func Count(clusters []snapshot.Cluster) Footprint {
+// With own set (a sync --local for that member ID), the other members' derived Services and
+// copies are not cached (member.Config.Local): there an exported service costs its import alone.
+func Count(clusters []snapshot.Cluster, own string) Footprint {
 	f := Footprint{Members: len(clusters)} // one not read costs its clients all the same
 	type key struct{ ns, name string }
 	sources := map[key]int{} // the exporters' slices, by service
@@ -101,8 +103,12 @@ func Count(clusters []snapshot.Cluster) Footprint {
 			if !has[k.ns] {
 				continue
 			}
-			f.Objects += 2 + sources[k]
-			f.Records += 2 + sources[k]
+			n := 2 + sources[k]
+			if own != "" && c.ID != own {
+				n = 1
+			}
+			f.Objects += n
+			f.Records += n
 		}
 	}
 	return f
@@ -113,8 +119,13 @@ func Count(clusters []snapshot.Cluster) Footprint {
 // the heap grow to twice what is live before it collects, GOGC=100) and the process; neither
 // below the minimums, rounded up to MiB.
 func (f Footprint) Memory() (request, limit resource.Quantity) {
-	live := int64(f.Members)*bytesPerMember + int64(f.Objects-f.Records)*bytesPerObject + int64(f.Records)*bytesPerRecord + int64(f.Endpoints)*bytesPerEndpoint
+	live := f.live()
 	return atLeast(mebibytes(baseBytes+live), minRequest), atLeast(mebibytes(baseBytes+2*live), minLimit)
+}
+
+// live is what the rule says the caches and clients of f hold after a collection, in bytes.
+func (f Footprint) live() int64 {
+	return int64(f.Members)*bytesPerMember + int64(f.Objects-f.Records)*bytesPerObject + int64(f.Records)*bytesPerRecord + int64(f.Endpoints)*bytesPerEndpoint
 }
 
 func mebibytes(b int64) resource.Quantity {

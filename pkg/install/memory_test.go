@@ -50,18 +50,23 @@ func TestCount(t *testing.T) {
 		{ID: "c", State: snapshot.Reachable, Objects: snapshot.Objects{Namespaces: []string{"other"}}},
 		{ID: "d", State: snapshot.Unreachable, Objects: snapshot.Objects{Namespaces: []string{"ns"}, Services: []*corev1.Service{{ObjectMeta: om("ns", "x", false)}}}},
 	}
-	got := Count(clusters)
+	got := Count(clusters, "")
 	// Four members (d too: sync holds its clients). Now, without sync's: a 1+1+2+3, b 2, c 1 = 10
 	// objects, 9 endpoints; then in a and b an import, a derived Service and two copies each: 8
 	// objects, no endpoints (the caches hold a digest of a copy's).
 	if want := (Footprint{Members: 4, Objects: 18, Records: 8, Endpoints: 9}); got != want {
 		t.Errorf("Count = %+v, want %+v", got, want)
 	}
+	// b's own sync (--local): a's derived Service and copies are not cached, its import is; b's
+	// own records as before: 10 + 1 (a) + 4 (b).
+	if got, want := Count(clusters, "b"), (Footprint{Members: 4, Objects: 15, Records: 5, Endpoints: 9}); got != want {
+		t.Errorf("Count for b's own sync = %+v, want %+v", got, want)
+	}
 	// Once installed, the members hold install's namespace: the same count, the same memory.
 	for i := range clusters {
 		clusters[i].Namespaces = append(clusters[i].Namespaces, DefaultNamespace)
 	}
-	if again := Count(clusters); again != got {
+	if again := Count(clusters, ""); again != got {
 		t.Errorf("Count with install's namespace = %+v, want %+v", again, got)
 	}
 }

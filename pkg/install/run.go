@@ -182,7 +182,15 @@ func (o *Options) memory(ctx context.Context) (Resources, error) {
 				fmt.Fprintf(o.ErrOut, "Warning: cluster %q: not counted in the memory sizing: %s\n", c.ID, c.Message)
 			}
 		}
-		f := Count(clusters)
+		f := Count(clusters, "")
+		if o.perMember() { // every member's sync is sized as the one that caches most
+			f = Footprint{}
+			for _, c := range clusters {
+				if g := Count(clusters, c.ID); g.live() > f.live() {
+					f = g
+				}
+			}
+		}
 		req, lim := f.Memory()
 		fmt.Fprintf(o.ErrOut, "Memory: request %s, limit %s, for %d members, %d cached objects (%d of them sync's own) and %d endpoints once every exported service is imported (--memory-request, --memory-limit to set them)\n",
 			req.String(), lim.String(), f.Members, f.Objects, f.Records, f.Endpoints)
