@@ -86,7 +86,11 @@ func WithForward(text, addr string) (string, error) {
 			in = false
 		case in && strings.HasPrefix(t, "forward "):
 			indent := l[:len(l)-len(strings.TrimLeftFunc(l, unicode.IsSpace))]
-			lines[i] = indent + "forward . " + addr
+			brace := "" // its options' block opens on this line, after the address
+			if code, _, _ := strings.Cut(t, "#"); strings.HasSuffix(strings.TrimSpace(code), "{") {
+				brace = " {"
+			}
+			lines[i] = indent + "forward . " + addr + brace
 		}
 	}
 	return strings.Join(lines, "\n"), nil

@@ -29,14 +29,14 @@ func TestForHost(t *testing.T) {
 	for _, want := range []string{
 		".:15353 {\n    bind 127.0.0.1\n    errors\n",
 		"kubernetes cluster.local in-addr.arpa ip6.arpa {\n        kubeconfig /tmp/kc member2\n       pods insecure\n",
-		"clusterset.local:15353 {\n    bind 127.0.0.1\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 10.96.0.53:53 # service kubectl-mcs-system/kubectl-mcs-dns\n}\n",
+		"clusterset.local:15353 {\n    bind 127.0.0.1\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 10.96.0.53:53 { # service kubectl-mcs-system/kubectl-mcs-dns\n        force_tcp\n    }\n}\n",
 		"forward . /etc/resolv.conf {\n",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("missing %q in\n%s", want, out)
 		}
 	}
-	for _, gone := range []string{"health", "lameduck", "ready", "prometheus", ":53 {"} {
+	for _, gone := range []string{"health", "lameduck", "ready", "prometheus", ".:53 {", "clusterset.local:53 {"} {
 		if strings.Contains(out, gone) {
 			t.Errorf("%q must be gone from\n%s", gone, out)
 		}
@@ -53,7 +53,7 @@ func TestForHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := strings.Replace(out, "    forward . 10.96.0.53:53 # service kubectl-mcs-system/kubectl-mcs-dns\n", "    forward . 127.0.0.1:25353\n", 1); host != want {
+	if want := strings.Replace(out, "    forward . 10.96.0.53:53 { # service kubectl-mcs-system/kubectl-mcs-dns\n", "    forward . 127.0.0.1:25353 {\n", 1); host != want {
 		t.Errorf("WithForward:\n%s\nwant\n%s", host, want)
 	}
 	if up, err := corefile.Forward(host); err != nil || up.Addr != "127.0.0.1:25353" {

@@ -157,17 +157,20 @@ func Check(corefile, domain string) error {
 // the member's DNS server. cache 5 matches the DNS server's TTL, so a change shows within seconds;
 // denials are not cached (as kubeadm's Corefile does for cluster.local), so a name exported just
 // after a client asked for it answers at once rather than after the negative TTL.
-// No other plugin answers there: a local Service never answers a clusterset name.
+// No other plugin answers there: a local Service never answers a clusterset name. force_tcp:
+// when a DNS server pod stops serving, kube-proxy clears the UDP flows to it, and a reply in
+// flight then is lost (the client sees a timeout); it leaves TCP connections alone, the pod
+// closes them as it exits, and forward retries a pooled connection found closed at once.
 func Block(domain, port string, up Upstream) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "%s (written by kubectl mcs init --dns; init --dns=false removes it)\n", BeginMarker)
 	fmt.Fprintf(&sb, "%s:%s {\n", domain, port)
 	sb.WriteString("    errors\n    cache 5 {\n        disable denial\n    }\n")
-	fmt.Fprintf(&sb, "    forward . %s", up.Addr)
+	fmt.Fprintf(&sb, "    forward . %s {", up.Addr)
 	if up.Service != "" {
 		sb.WriteString(" " + serviceComment + up.Service)
 	}
-	sb.WriteString("\n}\n" + EndMarker + "\n")
+	sb.WriteString("\n        force_tcp\n    }\n}\n" + EndMarker + "\n")
 	return sb.String()
 }
 

@@ -47,7 +47,7 @@ func TestApplyIdempotentAndRemovable(t *testing.T) {
 	// A domain or address change replaces our block in place.
 	other, err := Apply(out, "mcs.example.", Upstream{Addr: "127.0.0.1:5353"})
 	if err != nil || strings.Contains(other, "clusterset.local") || !strings.Contains(other, "mcs.example:53 {") ||
-		!strings.Contains(other, "    forward . 127.0.0.1:5353\n}") || strings.Count(other, BeginMarker) != 1 {
+		!strings.Contains(other, "    forward . 127.0.0.1:5353 {\n        force_tcp\n    }\n}") || strings.Count(other, BeginMarker) != 1 {
 		t.Fatalf("domain change: err %v\n%s", err, other)
 	}
 	if servers, err := Parse(out); err != nil || len(servers) != 2 || servers[1].Find("forward") == nil {
@@ -112,7 +112,7 @@ func TestApplyTakesTheClusterBlocksPort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasSuffix(out, "clusterset.local:1053 {\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 127.0.0.1:5353\n}\n"+EndMarker+"\n") {
+	if !strings.HasSuffix(out, "clusterset.local:1053 {\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 127.0.0.1:5353 {\n        force_tcp\n    }\n}\n"+EndMarker+"\n") {
 		t.Errorf("our block must listen on the kubernetes block's port:\n%s", out)
 	}
 	if strings.Count(out, "kubeconfig") != 1 {

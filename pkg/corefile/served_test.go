@@ -107,7 +107,7 @@ func TestApplyAcceptsWhatNoOneServes(t *testing.T) {
 			}
 			// Our own block, whatever it forwards to, is no reason to refuse: it is replaced in place.
 			moved, err := Apply(out, tc.domain, Upstream{Addr: "127.0.0.1:5353"})
-			if err != nil || !strings.Contains(moved, "forward . 127.0.0.1:5353\n") || strings.Count(moved, BeginMarker) != 1 {
+			if err != nil || !strings.Contains(moved, "forward . 127.0.0.1:5353 {\n        force_tcp\n    }\n") || strings.Count(moved, BeginMarker) != 1 {
 				t.Fatalf("re-Apply = %v\n%s", err, moved)
 			}
 			if again, err := Apply(moved, tc.domain, Upstream{Addr: "127.0.0.1:5353"}); err != nil || again != moved {

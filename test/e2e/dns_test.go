@@ -175,7 +175,7 @@ func TestDNSClusterset(t *testing.T) {
 	// Service's endpoints.
 	clusterIP := applyDNSServer(t, "member1")
 	mustMCS(t, "init", "--contexts", "member1", "--dns", "--dns-wait=90s")
-	if want := "    forward . " + clusterIP + ":53 # service kubectl-mcs-system/kubectl-mcs-dns\n"; !strings.Contains(corefile(t, "member1"), want) {
+	if want := "    forward . " + clusterIP + ":53 { # service kubectl-mcs-system/kubectl-mcs-dns\n        force_tcp\n    }\n"; !strings.Contains(corefile(t, "member1"), want) {
 		t.Errorf("member1: want %q in\n%s", want, corefile(t, "member1"))
 	}
 	waitDNSDiagnosis(t, ns, diagnose.OK, "kubectl-mcs-system/kubectl-mcs-dns ("+clusterIP+":53), 2 ready endpoint(s)")
@@ -198,7 +198,7 @@ func TestDNSClusterset(t *testing.T) {
 		if !strings.Contains(r.stdout, c+": configmap/coredns configured (clusterset DNS "+did+") -n kube-system") {
 			t.Errorf("init --dns output lacks %s's block %s:\n%s", c, did, r.stdout)
 		}
-		if got := corefile(t, c); !strings.HasPrefix(got, kubeadmCorefile) || !strings.HasSuffix(got, "clusterset.local:53 {\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 127.0.0.1:5353\n}\n# kubectl-mcs:end\n") {
+		if got := corefile(t, c); !strings.HasPrefix(got, kubeadmCorefile) || !strings.HasSuffix(got, "clusterset.local:53 {\n    errors\n    cache 5 {\n        disable denial\n    }\n    forward . 127.0.0.1:5353 {\n        force_tcp\n    }\n}\n# kubectl-mcs:end\n") {
 			t.Errorf("%s: the Corefile must keep kubeadm's block and add ours:\n%s", c, got)
 		}
 	}

@@ -90,7 +90,7 @@ func TestDNSInitWaitsForAReadyDNSServer(t *testing.T) {
 	if !strings.Contains(r.stdout, "member1: configmap/coredns configured (clusterset DNS added) -n kube-system") {
 		t.Errorf("init --dns --dns-wait output:\n%s", r.stdout)
 	}
-	if want := "    forward . " + clusterIP + ":53 # service kubectl-mcs-system/kubectl-mcs-dns\n"; !strings.Contains(corefile(t, "member1"), want) {
+	if want := "    forward . " + clusterIP + ":53 { # service kubectl-mcs-system/kubectl-mcs-dns\n        force_tcp\n    }\n"; !strings.Contains(corefile(t, "member1"), want) {
 		t.Errorf("member1: want %q in\n%s", want, corefile(t, "member1"))
 	}
 	if n := readyDNSServerEndpoints(t, "member1"); n == 0 {

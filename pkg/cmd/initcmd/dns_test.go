@@ -70,7 +70,7 @@ func TestPlanDNSForwardsToTheDNSServerService(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"forward . 10.96.0.53:53 # service kubectl-mcs-system/kubectl-mcs-dns\n", "forward . [fd00::53]:53 # service kubectl-mcs-system/kubectl-mcs-dns\n"} {
+	for i, want := range []string{"forward . 10.96.0.53:53 { # service kubectl-mcs-system/kubectl-mcs-dns\n        force_tcp\n    }\n", "forward . [fd00::53]:53 { # service kubectl-mcs-system/kubectl-mcs-dns\n        force_tcp\n    }\n"} {
 		if got := edits[i].cm.Data["Corefile"]; !edits[i].changed || !strings.Contains(got, want) {
 			t.Errorf("%s: want %q in\n%s", edits[i].item.Cluster, want, got)
 		}
@@ -83,7 +83,7 @@ func TestPlanDNSWithDNSServerFlag(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range edits {
-		if got := e.cm.Data["Corefile"]; !strings.Contains(got, "    forward . 127.0.0.1:5353\n}") {
+		if got := e.cm.Data["Corefile"]; !strings.Contains(got, "    forward . 127.0.0.1:5353 {\n        force_tcp\n    }\n}") {
 			t.Errorf("%s: --dns-server is the one address of every member:\n%s", e.item.Cluster, got)
 		}
 	}
