@@ -37,3 +37,15 @@ func TestCPUUseAttributesThisProcess(t *testing.T) {
 		t.Errorf("window %.2f s, idle %.0f%%", u.WallS, u.IdlePct)
 	}
 }
+
+// A program under 1% of the window goes to "other", but never a sync measured: its CPU per change
+// is read from its own entry.
+func TestCPUUseKeepsTheSyncs(t *testing.T) {
+	now := time.Now()
+	before := cpuSample{at: now, byProgram: map[string]float64{"kube-apiserver": 0, "sync": 0, otherSyncs: 0, "tiny": 0}, total: 0}
+	after := cpuSample{at: now.Add(time.Second), byProgram: map[string]float64{"kube-apiserver": 100, "sync": 0.5, otherSyncs: 0.5, "tiny": 0.5}, total: 200}
+	u := after.since(before)
+	if u.ByProgram["sync"] != 0.5 || u.ByProgram[otherSyncs] != 0.5 || u.ByProgram["tiny"] != 0 || u.ByProgram["other"] != 0.5 {
+		t.Errorf("by program %v: want sync and the other syncs kept, tiny in other", u.ByProgram)
+	}
+}
