@@ -64,9 +64,9 @@
 //   - A cluster whose own export of the service carries names.TrafficDistributionAnnotation
 //     PreferSameCluster, and whose nodes' zones allow it (ChoiceOf: at least one zone, at most
 //     MaxZoneHints, none of them OtherClusterZone), gets zone hints on every endpoint of its copies
-//     (hints.go): its own with its nodes' zones, the others' with OtherClusterZone. Every other
-//     copy carries none. Where the nodes were not read (Topology nil), a copy keeps the hints it
-//     holds.
+//     (hints.go): its own with its nodes' zones, the others' with OtherClusterZone; a Headless
+//     service's too, which the member's DNS server reads (pkg/dnszone). Every other copy carries
+//     none. Where the nodes were not read (Topology nil), a copy keeps the hints it holds.
 //   - With no constituent, a cluster keeps the import (naming only unread exporters), derived
 //     Service and slices that stand for unread clusters, and nothing else of the service.
 //   - A ServiceImport NS/NAME or a Service derived-NAME without the managed-by label makes the

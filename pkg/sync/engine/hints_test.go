@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -194,6 +195,29 @@ func TestPreferSameClusterHints(t *testing.T) {
 	}
 	if len(acts) != 2 {
 		t.Errorf("choice removed: %d writes, want m2's 2 copies", len(acts))
+	}
+}
+
+// TestPreferSameClusterHintsHeadless: a Headless service's copies are hinted alike. kube-proxy
+// has no use for them, but the member's DNS server answers the clusterset name from them
+// (pkg/dnszone): its own endpoints while one is ready.
+func TestPreferSameClusterHintsHeadless(t *testing.T) {
+	zones := map[string]string{"n1": "zone-a"}
+	headless := func(s *corev1.Service) *corev1.Service { s.Spec.ClusterIP = corev1.ClusterIPNone; return s }
+	obs := Observed{Now: now, Clusters: []ObservedCluster{
+		withTopology(member("m1", mkExport("demo", "db", 1), headless(mkService("demo", "db")), mkSlice("demo", "db", "db-1", "10.1.0.1")), zones),
+		withTopology(member("m2", preferring(mkExport("demo", "db", 2)), headless(mkService("demo", "db")), mkSlice("demo", "db", "db-1", "10.2.0.1")), zones),
+	}}
+	want := map[string][]string{"m1": {OtherClusterZone}, "m2": {"zone-a"}}
+	cd := Compute(obs).Clusters["m2"]
+	if len(cd.EndpointSlices) != 2 || cd.Services[0].Spec.ClusterIP != corev1.ClusterIPNone {
+		t.Fatalf("m2: %d copies of a derived Service of cluster IP %q, want 2 of a Headless one", len(cd.EndpointSlices), cd.Services[0].Spec.ClusterIP)
+	}
+	for _, s := range cd.EndpointSlices {
+		src := s.Labels[mcsv1beta1.LabelSourceCluster]
+		if got := hintZones(s.Endpoints[0]); !slices.Equal(got, want[src]) {
+			t.Errorf("m2: copy of %s's endpoints hinted %q, want %q", src, got, want[src])
+		}
 	}
 }
 
