@@ -37,7 +37,7 @@ var (
 )
 
 // fuzzState builds a member's state from bytes: imports of any type, ports and IPs (valid or not),
-// slices of ours or not, with any endpoints.
+// slices of ours or not, with any endpoints, hinted or not.
 func fuzzState(p *picker) *State {
 	var imports []*mcsv1beta1.ServiceImport
 	for range p.n(4) {
@@ -69,6 +69,12 @@ func fuzzState(p *picker) *State {
 			}
 			for range p.n(3) {
 				e.Addresses = append(e.Addresses, pick(p, fuzzAddrs...))
+			}
+			if z := pick(p, "", "", "zone-a", names.OtherClusterZone, "-"); z != "" { // "-": hints without a zone
+				e.Hints = &discoveryv1.EndpointHints{}
+				if z != "-" {
+					e.Hints.ForZones = []discoveryv1.ForZone{{Name: z}}
+				}
 			}
 			s.Endpoints = append(s.Endpoints, e)
 		}

@@ -26,6 +26,7 @@ type endpoint struct {
 	label   string // its hostname, or its first address dashed; lower-cased
 	addrs   []netip.Addr
 	ports   []discoveryv1.EndpointPort
+	origin  origin // whose it is, as its zone hints say (prefer.go)
 }
 
 func (s *service) headless() bool { return s.imp.Spec.Type == mcsv1beta1.Headless }
@@ -70,7 +71,7 @@ func loadService(src Source, ns, name string, only *endpointName) *service {
 			if only != nil && label != only.label {
 				continue
 			}
-			s.eps = append(s.eps, endpoint{cluster: cluster, label: label, addrs: addrs, ports: sl.Ports})
+			s.eps = append(s.eps, endpoint{cluster: cluster, label: label, addrs: addrs, ports: sl.Ports, origin: originOf(e.Hints)})
 		}
 	}
 	return s
@@ -137,12 +138,14 @@ func (z zone) fqdn(s *service) string { return s.name + "." + s.ns + ".svc." + z
 
 // serviceRecords answers NAME.NS.svc (only == nil: every port) or _PORT._PROTO.NAME.NS.svc
 // (only: that port). SRV targets are NAME's own name (ClusterSetIP) or each endpoint's name
-// (Headless), with their addresses in the additional section.
+// (Headless), with their addresses in the additional section. A Headless service answers with
+// its preferred endpoints: in a member that prefers its own, those while one is ready.
 func (z zone) serviceRecords(s *service, owner string, qtype uint16, only []mcsv1beta1.ServicePort) records {
 	var r records
+	eps := preferred(s.eps)
 	if only == nil && qtype != dns.TypeSRV {
 		if s.headless() {
-			for _, e := range s.eps {
+			for _, e := range eps {
 				r.answer = append(r.answer, z.addresses(owner, qtype, e.addrs)...)
 			}
 		} else {
@@ -166,7 +169,7 @@ func (z zone) serviceRecords(s *service, owner string, qtype uint16, only []mcsv
 		}
 		return records{answer: dedupe(r.answer), extra: dedupe(r.extra)}
 	}
-	for _, e := range s.eps {
+	for _, e := range eps {
 		target := e.label + "." + e.cluster + "." + z.fqdn(s)
 		n := len(r.answer)
 		for _, ep := range e.ports {

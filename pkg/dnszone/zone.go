@@ -8,7 +8,9 @@
 //	HOSTNAME.CLUSTERID.NAME.NS.svc.DOMAIN    A/AAAA of one cluster's endpoint (Headless)
 //
 // where HOSTNAME is the endpoint's hostname, or its first address dashed (10-1-2-3) when it has
-// none. Only ready endpoints (conditions.ready unset or true) are answered.
+// none. Only ready endpoints (conditions.ready unset or true) are answered. In a member that
+// prefers its own endpoints (PreferSameCluster), a Headless service's own names (the first two)
+// answer with those alone while one is ready, as the copies' zone hints tell (prefer.go).
 package dnszone
 
 import (

@@ -28,6 +28,10 @@ const (
 	// PreferSameCluster is the one value: its own cluster's ready endpoints while one exists.
 	TrafficDistributionAnnotation = "mcs.kubectl.io/traffic-distribution"
 	PreferSameCluster             = "PreferSameCluster"
+	// OtherClusterZone is the zone hint, in a member with that choice, of the other clusters'
+	// endpoints: a valid zone name that no node of the member has. Sync writes it; the DNS server
+	// reads it to tell the member's own endpoints from the others'.
+	OtherClusterZone = "kubectl-mcs-other-cluster"
 
 	// SystemNamespace holds what runs in a cluster: sync's Deployment (`sync --print-manifests`)
 	// and each member's DNS server (`dns-server --print-manifests`).

@@ -25,7 +25,8 @@ import (
 
 // OtherClusterZone is the zone hint of the other clusters' endpoints in a member that prefers
 // its own: a valid zone name that no node of the member has (ChoiceOf refuses one that does).
-const OtherClusterZone = "kubectl-mcs-other-cluster"
+// The DNS server reads it too (pkg/dnszone), hence its home in pkg/names.
+const OtherClusterZone = names.OtherClusterZone
 
 // MaxZoneHints is the most zones an endpoint's hints may name (EndpointSlice validation).
 const MaxZoneHints = 8
