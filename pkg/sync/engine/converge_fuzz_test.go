@@ -93,7 +93,7 @@ func genService(s *byteSrc, srv *fakeServer, ci int, ns, name string) {
 		if s.pick(4) == 0 {
 			svc.Spec.SessionAffinity = corev1.ServiceAffinityClientIP
 		}
-		svc.Spec.TrafficDistribution = []*string{nil, nil, ptr("PreferClose")}[s.pick(3)]
+		svc.Spec.TrafficDistribution = []*string{nil, nil, ptr("PreferClose"), nil, ptr("PreferSameZone"), ptr("PreferSameNode")}[s.pick(6)]
 		svc.Spec.IPFamilyPolicy = ptr(corev1.IPFamilyPolicySingleStack)
 		if len(srv.families) == 2 {
 			switch s.pick(4) {
@@ -123,6 +123,7 @@ func genService(s *byteSrc, srv *fakeServer, ci int, ns, name string) {
 			sl.TypeMeta = metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"}
 			sl.AddressType = discoveryv1.AddressType(f)
 			sl.Ports = slicePorts(svc)
+			sl.Endpoints[0].Zone = fuzzZone(n)
 			sl.Annotations = map[string]string{snapshot.LastChangeTriggerAnnotation: "2026-01-01T00:00:00Z"}
 			must(srv.create(snapshot.KindEndpointSlice, toUnstructured(sl), "endpointslice-controller"))
 		}
@@ -319,8 +320,9 @@ func writePlan(t *testing.T, byID map[string]*fakeServer, acts []Action, round i
 // checkConverged: an export naming an annotation sync cannot keep says so in Valid, and no import
 // carries one that sync wrote.
 func checkConverged(t *testing.T, servers []*fakeServer) {
+	obs := observeAll(servers, nil)
 	for _, s := range servers {
-		checkHints(t, s)
+		checkHints(t, s, obs)
 		for k, u := range s.objs[snapshot.KindServiceExport] {
 			e := fromUnstructured[mcsv1beta1.ServiceExport](u)
 			valid := findCond(e.Status.Conditions, mcsv1beta1.ServiceExportConditionValid)

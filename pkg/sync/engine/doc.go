@@ -61,11 +61,19 @@
 //     is; True/Ready after. One message per reason, so an import's steps write its status twice,
 //     and the transition time is kept while the status holds. A served schema without
 //     status.conditions (v0.1.0-era v1alpha1) gets none.
+//   - A service whose trafficDistribution (the oldest export's) is PreferClose, PreferSameZone or
+//     PreferSameNode has every endpoint of its copies hinted with the endpoint's own zone, in every
+//     member (zonehints.go), when every endpoint of its constituents' copied source slices, ready
+//     or not, has a zone a hint may name (kube-proxy ignores a Service's hints once one ready
+//     endpoint has none); otherwise no copy is hinted, and Summary.ZoneHints names the clusters
+//     whose endpoints lack a zone. No node hints: a copy names no node, so PreferSameNode is
+//     carried as its zones.
 //   - A cluster whose own export of the service carries names.TrafficDistributionAnnotation
 //     PreferSameCluster, and whose nodes' zones allow it (ChoiceOf: at least one zone, at most
-//     MaxZoneHints, none of them OtherClusterZone), gets zone hints on every endpoint of its copies
-//     (hints.go): its own with its nodes' zones, the others' with OtherClusterZone; a Headless
-//     service's too, which the member's DNS server reads (pkg/dnszone). Every other copy carries
+//     MaxZoneHints, none of them OtherClusterZone), gets its choice's hints on every endpoint of
+//     its copies in place of the service's zone hints (hints.go): its own with its nodes' zones,
+//     the others' with OtherClusterZone; a Headless service's too, which the member's DNS server
+//     reads (pkg/dnszone). Every other copy carries the service's zone hints, or
 //     none. Where the nodes were not read (Topology nil), a copy keeps the hints it holds.
 //   - With no constituent, a cluster keeps the import (naming only unread exporters), derived
 //     Service and slices that stand for unread clusters, and nothing else of the service.

@@ -97,13 +97,15 @@ func genObserved(b []byte) Observed {
 					}
 					svc.Spec.InternalTrafficPolicy = []*corev1.ServiceInternalTrafficPolicy{nil, nil,
 						ptr(corev1.ServiceInternalTrafficPolicyLocal), ptr(corev1.ServiceInternalTrafficPolicyCluster)}[s.pick(4)]
-					svc.Spec.TrafficDistribution = []*string{nil, nil, nil, ptr("PreferClose")}[s.pick(4)]
+					svc.Spec.TrafficDistribution = []*string{nil, nil, nil, ptr("PreferClose"), nil, nil, ptr("PreferSameZone"), ptr("PreferSameNode")}[s.pick(8)]
 					svc.Spec.IPFamilies = [][]corev1.IPFamily{{"IPv4"}, {"IPv4"}, {"IPv6"}, {"IPv4", "IPv6"}}[s.pick(4)]
 					c.Services = append(c.Services, svc)
 				}
 				if flags&4 != 0 {
 					for n := 1 + s.pick(2); n > 0; n-- {
-						sl := mkSlice(ns, name, fmt.Sprintf("%s-%d", name, n), fmt.Sprintf("10.%d.0.%d", ci, s.pick(250)))
+						host := s.pick(250)
+						sl := mkSlice(ns, name, fmt.Sprintf("%s-%d", name, n), fmt.Sprintf("10.%d.0.%d", ci, host))
+						sl.Endpoints[0].Zone = fuzzZone(host)
 						if svc := lastService(c, ns, name); svc != nil && s.pick(4) != 0 {
 							sl.Ports = slicePorts(svc) // as the EndpointSlice controller writes them
 						}
@@ -124,6 +126,22 @@ func genObserved(b []byte) Observed {
 		obs.Clusters = append(obs.Clusters, c)
 	}
 	return obs
+}
+
+// fuzzZone is the zone of an endpoint whose address ends in host: most have one, some none or
+// one no hint may name; drawn from bytes already read, so that the seeds keep their meaning.
+func fuzzZone(host int) *string {
+	switch host % 8 {
+	case 0:
+		return nil
+	case 1:
+		return ptr("")
+	case 2:
+		return ptr("not a zone!")
+	case 3, 4:
+		return ptr("z2")
+	}
+	return ptr("z1")
 }
 
 // lastService is c's Service ns/name, if genObserved made one.
@@ -199,6 +217,7 @@ func FuzzCompute(f *testing.F) {
 		}
 
 		checkConflicts(t, obs, d)
+		checkDesiredHints(t, obs, d)
 		checkValid(t, d)
 		checkFor(t, obs, d, acts)
 

@@ -76,8 +76,9 @@ func ChoiceOf(exp *mcsv1beta1.ServiceExport, t *snapshot.Topology) *Choice {
 }
 
 // applyHints hints the copies desired in every cluster whose export of their service asks for
-// PreferSameCluster and can have it; the others' copies carry none, as copySlice makes them. Where
-// the member's nodes were not read, a copy keeps the hints it holds (status reads without them).
+// PreferSameCluster and can have it, in place of the service's zone hints (zonehints.go); the
+// others' copies keep those, or none. Where the member's nodes were not read, a copy keeps the
+// hints it holds (status reads without them).
 func applyHints(idx []*clusterIndex, d *Desired) {
 	for _, ci := range idx {
 		cd := d.Clusters[ci.ID]
@@ -118,7 +119,8 @@ func hint(s *discoveryv1.EndpointSlice, zones []string) {
 	}
 }
 
-// keepHints gives the endpoints of s the hints held's endpoints of the same addresses carry.
+// keepHints gives the endpoints of s the hints held's endpoints of the same addresses carry, none
+// included.
 func keepHints(s, held *discoveryv1.EndpointSlice) {
 	if held == nil || snapshot.Digested(held) {
 		return
@@ -128,7 +130,7 @@ func keepHints(s, held *discoveryv1.EndpointSlice) {
 		by[strings.Join(e.Addresses, ",")] = e.Hints
 	}
 	for i := range s.Endpoints {
-		if h := by[strings.Join(s.Endpoints[i].Addresses, ",")]; h != nil {
+		if h, ok := by[strings.Join(s.Endpoints[i].Addresses, ",")]; ok {
 			s.Endpoints[i].Hints = h.DeepCopy()
 		}
 	}

@@ -68,31 +68,26 @@ func (s *fakeServer) foreignHints(name string) error {
 	return nil
 }
 
-// checkHints: a member's copies carry exactly the hints its choice gives them, and none without.
-func checkHints(t *testing.T, s *fakeServer) {
+// checkHints: a member's copies carry exactly the hints its choice gives them, else those of the
+// service's trafficDistribution (checkCopyHints); obs is the clusterset as sync reads it.
+func checkHints(t *testing.T, s *fakeServer, obs Observed) {
 	t.Helper()
-	for k, u := range s.objs[snapshot.KindEndpointSlice] {
+	bySvc := map[key][]*discoveryv1.EndpointSlice{}
+	for _, k := range sortedObjKeys(s.objs[snapshot.KindEndpointSlice]) {
+		u := s.objs[snapshot.KindEndpointSlice][k]
 		if !names.IsManaged(u.GetLabels()) {
 			continue
 		}
 		sl := fromUnstructured[discoveryv1.EndpointSlice](u)
 		svc := key{Namespace: sl.Namespace, Name: sl.Labels[mcsv1beta1.LabelServiceName]}
+		bySvc[svc] = append(bySvc[svc], sl)
+	}
+	for svc, copies := range bySvc {
 		var exp *mcsv1beta1.ServiceExport
 		if e := s.objs[snapshot.KindServiceExport][svc]; e != nil {
 			exp = fromUnstructured[mcsv1beta1.ServiceExport](e)
 		}
-		var want []string
-		if c := ChoiceOf(exp, s.topology); c != nil && c.Effective {
-			want = []string{OtherClusterZone}
-			if sl.Labels[mcsv1beta1.LabelSourceCluster] == s.id {
-				want = c.Zones
-			}
-		}
-		for _, e := range sl.Endpoints {
-			if got := hintZones(e); !slices.Equal(got, want) {
-				t.Errorf("%q: copy %s: endpoint %v hinted for %q, want %q", s.id, k, e.Addresses, got, want)
-			}
-		}
+		checkCopyHints(t, s.id, ChoiceOf(exp, s.topology), oldestTD(obs, svc), copies)
 	}
 }
 

@@ -28,6 +28,7 @@ type exported struct {
 	exporting []string      // the constituents' clusters, sorted
 	idx       []*clusterIndex
 	mem       membership
+	zoneHints *ZoneHints // nil: the service asks for none
 }
 
 func newExported(idx []*clusterIndex, mem membership, k key, cons []constituent) *exported {
@@ -37,6 +38,7 @@ func newExported(idx []*clusterIndex, mem membership, k key, cons []constituent)
 		e.exporting = append(e.exporting, c.cluster)
 	}
 	sort.Strings(e.exporting)
+	e.zoneHints = zoneHintsOf(idx, k, e.td, cons, e.union)
 	return e
 }
 
@@ -164,6 +166,9 @@ func (e *exported) copySlices(ci *clusterIndex, cd *ClusterDesired, owner []meta
 				continue
 			}
 			if cp := copySlice(s, name, k, c.cluster, e.derived, owner, served); cp != nil {
+				if e.zoneHints != nil && e.zoneHints.Effective {
+					hintOwnZones(cp)
+				}
 				cd.EndpointSlices = append(cd.EndpointSlices, cp)
 			}
 		}
@@ -197,9 +202,9 @@ func clusterIPs(s *corev1.Service) []string {
 }
 
 // copySlice copies the endpoints of a source slice. nodeName, targetRef and hints are dropped:
-// they name nodes and pods of the source cluster, which mean nothing (or something else) here.
-// Only the ports in served are kept, named as the union names them (kube-proxy matches them to
-// the derived Service's by name), each name once; a slice left with none is not copied (nil).
+// they name nodes and pods of the source cluster, which mean nothing (or something else) here
+// (zonehints.go and hints.go give copies their own). Only the ports in served are kept (copyPorts);
+// a slice left with none is not copied (nil).
 func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derived string, owner []metav1.OwnerReference, served map[string]string) *discoveryv1.EndpointSlice {
 	out := &discoveryv1.EndpointSlice{
 		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
@@ -228,6 +233,17 @@ func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derive
 		}
 		out.Endpoints = append(out.Endpoints, c)
 	}
+	var copied bool
+	if out.Ports, copied = copyPorts(s, served); !copied {
+		return nil
+	}
+	return out
+}
+
+// copyPorts are the ports of source slice s that its copy carries: those in served, named as the
+// union names them (kube-proxy matches them to the derived Service's by name), each name once.
+// copied is false when s has ports and none is served: the slice is not copied.
+func copyPorts(s *discoveryv1.EndpointSlice, served map[string]string) (ports []discoveryv1.EndpointPort, copied bool) {
 	named := map[string]bool{}
 	for _, p := range s.Ports {
 		proto := corev1.ProtocolTCP
@@ -243,12 +259,9 @@ func copySlice(s *discoveryv1.EndpointSlice, name string, k key, cluster, derive
 		if strPtrVal(cp.Name) != as {
 			cp.Name = &as
 		}
-		out.Ports = append(out.Ports, cp)
+		ports = append(ports, cp)
 	}
-	if len(s.Ports) > 0 && len(out.Ports) == 0 {
-		return nil
-	}
-	return out
+	return ports, len(s.Ports) == 0 || len(ports) > 0
 }
 
 func managedLabels(extra map[string]string) map[string]string {

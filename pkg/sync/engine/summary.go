@@ -28,6 +28,9 @@ type Summary struct {
 	Ports []mcsv1beta1.ServicePort
 	// Conflicts is sorted by reason.
 	Conflicts []Conflict
+	// ZoneHints is how the copies carry the service's trafficDistribution, decided from the
+	// constituents' EndpointSlices (obs must hold them); nil when it asks for no hints.
+	ZoneHints *ZoneHints
 }
 
 // InvalidExport is an export whose Valid condition Compute sets to False.
@@ -65,6 +68,7 @@ func Summarize(obs Observed) []Summary {
 				s.Exporting = append(s.Exporting, c.cluster)
 			}
 			s.Type, s.Ports, s.Conflicts = m.typ, m.ports, m.conflicts
+			s.ZoneHints = zoneHintsOf(idx, k, m.td, cons, m.union)
 		}
 		out = append(out, s)
 	}
