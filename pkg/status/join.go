@@ -66,7 +66,7 @@ func Build(clusters []snapshot.Cluster) *MultiClusterServiceStatusList {
 			keys[k] = true
 		}
 		obs.Clusters = append(obs.Clusters, engine.ObservedCluster{ID: c.ID, Reachable: c.State == snapshot.Reachable,
-			Objects: snapshot.Objects{ServiceExports: c.ServiceExports, Services: c.Services}})
+			Objects: snapshot.Objects{ServiceExports: c.ServiceExports, Services: c.Services, EndpointSlices: c.EndpointSlices}})
 	}
 	summaries := map[key]engine.Summary{}
 	for _, s := range engine.Summarize(obs) {

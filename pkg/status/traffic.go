@@ -13,10 +13,19 @@ import (
 // (engine.ChoiceOf).
 type TrafficChoice = engine.Choice
 
-// trafficChoices sets each member's choice and, for one that does not take effect or not on
-// every node, one note naming the member and why. A choice is the member's to make, and the
-// service works without it: the notes leave the row's health alone.
+// ZoneHints is how the copies carry the service's trafficDistribution: sync's own decision.
+type ZoneHints = engine.ZoneHints
+
+// trafficChoices sets the service's trafficDistribution and each member's choice and, for each
+// that does not take effect (or not on every node), one note naming the service or the member,
+// and why. The service works without them: the notes leave the row's health alone.
 func (b *item) trafficChoices() {
+	if z := b.sum.ZoneHints; z != nil {
+		b.out.TrafficDistribution = z
+		if z.Message != "" {
+			b.out.Notes = append(b.out.Notes, fmt.Sprintf("service %s/%s: %s.", b.k.Namespace, b.k.Name, z.Message))
+		}
+	}
 	for i := range b.out.Clusters {
 		cs := &b.out.Clusters[i]
 		ix := b.byID[cs.Cluster]

@@ -79,8 +79,13 @@ type MultiClusterServiceStatus struct {
 	// Problems says, one sentence each, why the row is not Healthy.
 	Problems []string `json:"problems,omitempty"`
 	// Notes says, one sentence each, what a user should know that does not make the row
-	// unhealthy: a member's traffic distribution choice that has no effect there, and why.
+	// unhealthy: a member's traffic distribution choice that has no effect there, and why; the
+	// service's trafficDistribution that the copies do not carry, and why.
 	Notes []string `json:"notes,omitempty"`
+	// TrafficDistribution is the service's trafficDistribution (the oldest export's Service's)
+	// when it asks for zone hints, and whether the EndpointSlice copies carry them: sync's own
+	// decision (engine.ZoneHints); absent without one.
+	TrafficDistribution *ZoneHints `json:"trafficDistribution,omitempty"`
 	// Type is ClusterSetIP or Headless as decided from the oldest valid export (the type the
 	// ServiceImports get); when nothing valid is exported, the ServiceImports' type.
 	Type string `json:"type,omitempty"`
