@@ -241,6 +241,9 @@ var convergeSeeds = [][]byte{
 	{3, 0, 0, 3, 0, 1, 1, 4, 0, 2, 0, 5, 0, 1, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 0, 1, 1, 1, 0, 1, 1, 7, 0, 0, 1, 1, 0, 1, 0, 1, 1, 0, 1, 0},
 	[]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox jumps over"),
 	{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255},
+	// A service whose copies are hinted with their endpoints' zones, and one whose endpoint lacks
+	// a zone.
+	{0xd8, 0xfa, 0x79, 0x8c, 0x17, 0xee, 0x50, 0x41, 0x6, 0x74, 0xf4, 0xa5, 0xe2, 0x13, 0xf3, 0xdd, 0x20, 0x9f, 0x97, 0x2a, 0x77, 0xa3, 0x10, 0xd6},
 }
 
 func FuzzConverge(f *testing.F) {

@@ -192,6 +192,9 @@ func FuzzCompute(f *testing.F) {
 	f.Add([]byte{3, 1, 1, 7, 1, 1, 0, 0, 0, 0, 2, 4, 3, 1, 1, 1, 15, 0, 0, 1, 5, 6, 1, 7, 2, 3, 3, 1, 2, 3, 4, 63, 9, 9})
 	f.Add([]byte("the quick brown fox jumps over the lazy dog, twice: the quick brown fox jumps over"))
 	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255})
+	// A service whose copies are hinted with their endpoints' zones, and one whose endpoint lacks
+	// a zone.
+	f.Add([]byte{0x2, 0x47, 0xdf, 0x47, 0x26, 0x4c, 0x8b, 0xc8, 0x24, 0x62, 0x4, 0xc1, 0x71, 0x73, 0x41, 0x50, 0xe0, 0x19, 0xff, 0x7c, 0x28, 0x74, 0xef, 0xc0, 0x46, 0xad, 0xaa, 0x17, 0x83, 0x3e, 0x63, 0x44, 0xe9, 0xd4, 0x18, 0x9f})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		obs := genObserved(b)
 		d := Compute(obs)
