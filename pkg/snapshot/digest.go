@@ -26,8 +26,8 @@ const digestMark = "kubectl-mcs/digest:"
 // returns what sync writes (an unset port protocol is TCP; an unset and an empty string are the
 // same). Hints, nodeName and targetRef count only when set, so that the digest of a slice without
 // them is what it was before they counted: an upgrade rewrites no copy. A copy never carries
-// nodeName or targetRef, and hints only where a member asks for them: another writer's are
-// corrected.
+// nodeName or targetRef, and hints only where the service's trafficDistribution or a member's
+// choice asks for them: another writer's are corrected.
 func SliceDigest(s *discoveryv1.EndpointSlice) string {
 	if d, ok := strings.CutPrefix(s.SelfLink, digestMark); ok {
 		return d
