@@ -144,7 +144,7 @@ func (o *Options) run(ctx context.Context, step Step, s *site, ids []string) err
 				return err
 			}
 		}
-		return nil
+		return o.deleteProperties(ctx, s)
 	case StepNamespace:
 		if err := o.deleteNamespace(ctx, s); err != nil {
 			return err

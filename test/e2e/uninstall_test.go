@@ -43,6 +43,7 @@ var uninstallKinds = []schema.GroupVersionResource{
 	crdGVR,
 	seGVR("v1beta1"),
 	siGVR("v1beta1"),
+	cpGVR,
 }
 
 // memberState is every object of uninstallKinds in one member, "RESOURCE NS/NAME" -> "UID RV",
@@ -115,12 +116,13 @@ func sameState(t *testing.T, what string, want, got map[string]memberState) {
 	}
 }
 
-// deleteCRDs takes the members back to before init: no mcs-api CRD (the suite's init puts them
-// back at the end, for the other tests).
+// deleteCRDs takes the members back to before init: no mcs-api CRD and no ClusterProperty CRD
+// (the suite's init puts the mcs-api CRDs back at the end, for the other tests; a test that reads
+// ClusterProperties installs their CRD itself).
 func deleteCRDs(t *testing.T) {
 	t.Helper()
 	for _, c := range members {
-		for _, n := range []string{"serviceexports.multicluster.x-k8s.io", "serviceimports.multicluster.x-k8s.io"} {
+		for _, n := range []string{"serviceexports.multicluster.x-k8s.io", "serviceimports.multicluster.x-k8s.io", "clusterproperties.about.k8s.io"} {
 			if err := clients[c].dyn.Resource(crdGVR).Delete(context.Background(), n, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
 				t.Fatal(err)
 			}
@@ -149,7 +151,8 @@ func applyDNSServers(t *testing.T) {
 // TestUninstall sets every member up as the docs do (the DNS servers, init --dns, install in
 // either mode, an export and a sync), then uninstalls: --dry-run=client changes nothing, --crds
 // is refused while exports exist, without --crds the CRDs and exports stay, and with
-// --sync-objects --crds --force every member is back to what it held before init, the user's
+// --sync-objects --crds --force every member is back to what it held before init (init
+// --clusterset's ClusterProperties and their CRD gone too), the user's
 // objects with the same UIDs and resourceVersions; the forward leaves every Corefile before any
 // DNS server goes; a second uninstall is a no-op; an unreachable member is named and the others
 // cleaned.
@@ -173,7 +176,7 @@ func uninstallMode(t *testing.T, mode string) {
 	before := states(t)
 
 	applyDNSServers(t)
-	mustMCS(t, "init", "--contexts", allMembers, "--dns", "--dns-wait=90s")
+	mustMCS(t, "init", "--contexts", allMembers, "--dns", "--dns-wait=90s", "--clusterset=e2e-uninstall")
 	// A failed step leaves nothing behind for the next test (the CRDs: TestUninstall's cleanup).
 	t.Cleanup(func() { mcs("uninstall", "--contexts", allMembers, "--sync-objects") })
 	args := []string{"install", noWait, "--contexts", allMembers, memberServers(t, members...), "--image=kubectl-mcs/kubectl-mcs:e2e",
@@ -224,12 +227,21 @@ func uninstallMode(t *testing.T, mode string) {
 		if n := count(t, siGVR("v1beta1"), ns, c); n != 0 {
 			t.Errorf("%s: %d ServiceImports left by uninstall --sync-objects", c, n)
 		}
+		// The clusterset stays without --crds: other MCS controllers read the cluster ID.
+		if id := property(t, c, "cluster.clusterset.k8s.io"); id != c {
+			t.Errorf("%s: cluster.clusterset.k8s.io = %q after uninstall without --crds, want %q", c, id, c)
+		}
 	}
 
 	r = mustMCS(t, "uninstall", "--contexts", allMembers, "--sync-objects", "--crds", "--force")
 	for _, c := range members {
-		if !strings.Contains(r.stdout, c+": customresourcedefinition.apiextensions.k8s.io/serviceexports.multicluster.x-k8s.io deleted") {
-			t.Errorf("%s: CRD not deleted:\n%s", c, r.stdout)
+		for _, crd := range []string{"serviceexports.multicluster.x-k8s.io", "clusterproperties.about.k8s.io"} {
+			if !strings.Contains(r.stdout, c+": customresourcedefinition.apiextensions.k8s.io/"+crd+" deleted") {
+				t.Errorf("%s: CRD %s not deleted:\n%s", c, crd, r.stdout)
+			}
+		}
+		if !strings.Contains(r.stdout, c+": clusterproperty.about.k8s.io/cluster.clusterset.k8s.io deleted") {
+			t.Errorf("%s: its cluster ID property not deleted:\n%s", c, r.stdout)
 		}
 	}
 	sameState(t, "after uninstall --sync-objects --crds --force", before, states(t))

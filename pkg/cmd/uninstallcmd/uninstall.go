@@ -37,7 +37,8 @@ var (
 		   EndpointSlices copied for them (after waiting for sync's pods to stop);
 		5. with --crds, the ServiceExport and ServiceImport CRDs that kubectl mcs init
 		   installed; refused, naming every export, while any ServiceExport exists, unless
-		   --force, which deletes them with their CRD;
+		   --force, which deletes them with their CRD; then init --clusterset's
+		   ClusterProperties, and their CRD unless someone else's property is left;
 		6. the namespace kubectl-mcs-system, when kubectl-mcs created it and nothing of anybody
 		   else's is left in it (else it is kept, naming what keeps it).
 
@@ -96,7 +97,7 @@ func NewCmdUninstall(flags *genericclioptions.ConfigFlags, streams genericioopti
 	o.Clusterset.AddFlags(f)
 	apply.AddFlags(cmd, &o.Write)
 	f.BoolVar(&o.SyncObjects, "sync-objects", false, "Also delete what sync wrote: ServiceImports, derived-NAME Services and the EndpointSlices copied for them (ours only; the ServiceExports stay)")
-	f.BoolVar(&o.CRDs, "crds", false, "Also delete the ServiceExport and ServiceImport CRDs kubectl mcs init installed (implies --sync-objects); refused while any ServiceExport exists, unless --force")
+	f.BoolVar(&o.CRDs, "crds", false, "Also delete the ServiceExport and ServiceImport CRDs and the ClusterProperties kubectl mcs init installed (implies --sync-objects); refused while any ServiceExport exists, unless --force")
 	f.BoolVar(&o.Force, "force", false, "With --crds: delete the CRDs even while ServiceExports exist, which deletes those exports with them")
 	f.StringVar(&o.ConfigMap, "dns-configmap", "kube-system/coredns", "NAMESPACE/NAME of the ConfigMap holding CoreDNS's Corefile (as given to init --dns)")
 	f.BoolVar(&o.Wait, "wait", true, "Wait for sync's pods to stop before deleting what sync wrote, and for the CRDs and namespaces to be gone")
