@@ -8,6 +8,7 @@ import (
 	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 	mcsv1beta1 "sigs.k8s.io/mcs-api/pkg/apis/v1beta1"
@@ -47,6 +48,15 @@ func sliceKeys(obj any) ([]string, error) {
 
 // Namespace is the namespace name, if it exists.
 func (m *Cache) Namespace(name string) (*corev1.Namespace, error) { return m.namespaces.Get(name) }
+
+// SystemUID is the UID of the member's kube-system namespace: the cluster's own identity, which
+// no change of its cluster ID touches (KEP-2149); "" while the cache does not hold it.
+func (m *Cache) SystemUID() string {
+	if n, err := m.Namespace(metav1.NamespaceSystem); err == nil {
+		return string(n.UID)
+	}
+	return ""
+}
 
 // Service is the Service ns/name, if it exists.
 func (m *Cache) Service(ns, name string) (*corev1.Service, error) {

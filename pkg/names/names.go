@@ -23,6 +23,12 @@ const (
 	// DerivedServiceAnnotation on a ServiceImport names the derived Service behind it.
 	DerivedServiceAnnotation = "multicluster.kubernetes.io/derived-service"
 
+	// SourceClusterUIDsAnnotation on a ServiceImport records, for each cluster its status.clusters
+	// names, that cluster's own identity: "ID=UID,..." sorted by ID, UID the cluster's kube-system
+	// namespace UID (KEP-2149), which no change of cluster ID touches. A cluster named there by an
+	// ID no member has any more, whose UID is a member's, is that member under its former ID.
+	SourceClusterUIDsAnnotation = "mcs.kubectl.io/source-cluster-uids"
+
 	// TrafficDistributionAnnotation on a member's ServiceExport (`expose --traffic-distribution`)
 	// says how that member's kube-proxies pick among the clusterset's endpoints of the service;
 	// PreferSameCluster is the one value: its own cluster's ready endpoints while one exists.

@@ -52,7 +52,7 @@ func (r Rule) LeaseClusterOnly() bool { return r.Scope == LeaseNamespace }
 // leader election gets, creates and updates one Lease.
 var SyncRules = []Rule{
 	{Group: "", Resource: "namespaces", Verbs: []string{"list", "watch"}, Scope: Cluster,
-		Why: "imports go only to members that have the namespace"},
+		Why: "imports go only to members that have the namespace; kube-system's UID is the member's identity, which the imports record"},
 	{Group: "", Resource: "nodes", Verbs: []string{"list", "watch"}, Scope: Cluster, OwnOnly: true,
 		Why: "the zones of the member's nodes, which a PreferSameCluster choice hints its copies with"},
 	{Group: "", Resource: "services", Verbs: []string{"get", "list", "watch", "create", "patch", "delete"}, Scope: Cluster,

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	discoveryv1 "k8s.io/api/discovery/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 )
@@ -34,20 +33,18 @@ func clusterIDProperty(t *testing.T, c, id string) {
 // copiesBySource is, in cluster c, the addresses of the copies of ns/name by source cluster.
 func copiesBySource(t *testing.T, c, ns, name string) map[string][]string {
 	t.Helper()
-	return slicesBySource(t, c, ns, name, func(s discoveryv1.EndpointSlice) []string {
-		var ips []string
-		for _, e := range s.Endpoints {
-			ips = append(ips, e.Addresses...)
-		}
-		return ips
-	})
+	return slicesBySource(t, c, ns, name, addresses)
 }
 
-// importedFrom is status.clusters of the ServiceImport ns/name in c.
+// importedFrom is status.clusters of the ServiceImport ns/name in c (none while there is none).
 func importedFrom(t *testing.T, c, ns, name string) []string {
 	t.Helper()
 	var out []string
-	clusters, _, _ := unstructured.NestedSlice(get(t, c, siGVR("v1beta1"), ns, name).Object, "status", "clusters")
+	si := get(t, c, siGVR("v1beta1"), ns, name)
+	if si == nil {
+		return nil
+	}
+	clusters, _, _ := unstructured.NestedSlice(si.Object, "status", "clusters")
 	for _, cl := range clusters {
 		out = append(out, fmt.Sprint(cl.(map[string]any)["cluster"]))
 	}
@@ -58,8 +55,14 @@ func importedFrom(t *testing.T, c, ns, name string) []string {
 // not exactly the endpoints want under source cluster id.
 func onlyFrom(t *testing.T, ns, id string, want []string) string {
 	t.Helper()
+	return onlyFromIn(t, ns, id, want, "member1", "member2")
+}
+
+// onlyFromIn is onlyFrom in the given clusters.
+func onlyFromIn(t *testing.T, ns, id string, want []string, in ...string) string {
+	t.Helper()
 	var bad []string
-	for _, c := range []string{"member1", "member2"} {
+	for _, c := range in {
 		if got := copiesBySource(t, c, ns, "serve"); !maps.EqualFunc(got, map[string][]string{id: want}, slices.Equal) {
 			bad = append(bad, fmt.Sprintf("%s: copies by source %v", c, got))
 		}

@@ -218,6 +218,8 @@ func holdOnly(ci *clusterIndex, cd *ClusterDesired, mem membership, k key) {
 		return
 	}
 	if imp := ci.ix.Imports[k]; imp != nil && names.IsManaged(imp.Labels) {
+		// Its annotations as they are: the identities recorded of clusters no longer named are
+		// still true, and taking them out would be a write for nothing.
 		si := imp.DeepCopy()
 		si.Status.Clusters = nil
 		for _, c := range held {

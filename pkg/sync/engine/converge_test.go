@@ -96,7 +96,7 @@ func fromUnstructured[T any](u *unstructured.Unstructured) *T {
 
 // observe is the cluster as sync's informers hold it: every object through member.Trim.
 func (s *fakeServer) observe() ObservedCluster {
-	c := ObservedCluster{ID: s.id, Reachable: true, Objects: snapshot.Objects{Namespaces: slices.Clone(s.namespaces), Topology: s.topology}}
+	c := ObservedCluster{ID: s.id, UID: "uid-" + s.id, Reachable: true, Objects: snapshot.Objects{Namespaces: slices.Clone(s.namespaces), Topology: s.topology}}
 	for _, k := range sortedObjKeys(s.objs[snapshot.KindService]) {
 		c.Services = append(c.Services, trimmed(fromUnstructured[corev1.Service](s.objs[snapshot.KindService][k])))
 	}

@@ -10,7 +10,10 @@
 // cluster that a ServiceImport's status.clusters or a slice's source-cluster label names is
 // unread (down since start, not synced yet, outside --contexts): those records stand, in
 // ClusterDesired.Held, and nothing of theirs is deleted or rewritten; obs.Members tells an unread
-// member from a cluster outside the clusterset (Held.Outside). obs.Services, when set, is the only
+// member from a cluster outside the clusterset (Held.Outside). An ID no member has, which the
+// imports record with the identity (ObservedCluster.UID) of one read member, is that member's
+// former ID (FormerIDs): held as well, not as outside, until the caller evicts it once the
+// member's records under its present ID are there. obs.Services, when set, is the only
 // services the observation decides: an object of another service it happens to hold is never
 // collected.
 //
@@ -45,7 +48,9 @@
 //     clusters, so a reachability flap rewrites nothing.
 //   - In every reachable cluster holding NS: ServiceImport NS/NAME (status.clusters: the
 //     constituents and the unread exporters this cluster recorded; the oldest export's exported
-//     labels and annotations, except what the caches drop, snapshot.DroppedAnnotation), derived
+//     labels and annotations, except what the caches drop, snapshot.DroppedAnnotation; in
+//     names.SourceClusterUIDsAnnotation the identity of every cluster it names or this cluster
+//     still holds records of, a read one's own, an unread one's as recorded), derived
 //     Service (a single-stack export's family, SingleStack; PreferDualStack naming no family when
 //     the exporters are dual-stack, which a single-stack cluster of either family accepts; the
 //     import lists the families and IPs it got) and one EndpointSlice per unmanaged source slice

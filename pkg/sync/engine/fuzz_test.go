@@ -56,6 +56,8 @@ func genObserved(b []byte) Observed {
 	nClusters := 1 + s.pick(4)
 	for ci := 0; ci < nClusters; ci++ {
 		c := ObservedCluster{ID: string(rune('a' + ci)), Reachable: s.pick(4) != 0, Objects: snapshot.Objects{Namespaces: []string{"ns1"}}}
+		// Its identity: unknown, its own, or a's (two contexts of one cluster).
+		c.UID = []string{"", "uid-" + c.ID, "uid-" + c.ID, "uid-a"}[s.pick(4)]
 		c.Topology = fuzzTopology(ci)
 		if s.pick(2) == 0 {
 			c.Namespaces = append(c.Namespaces, "ns2")
@@ -120,10 +122,18 @@ func genObserved(b []byte) Observed {
 				}
 				if flags&16 != 0 && flags&32 != 0 {
 					c.ServiceImports = append(c.ServiceImports, &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}})
+				} else if flags&64 != 0 { // what a sync wrote under "old", recorded as some cluster's identity
+					c.ServiceImports = append(c.ServiceImports, formerRecord(ns, name, "uid-"+string(rune('a'+s.pick(5)))))
+					c.EndpointSlices = append(c.EndpointSlices, formerCopy(ns, name))
 				}
 			}
 		}
 		obs.Clusters = append(obs.Clusters, c)
+	}
+	if s.pick(2) == 0 {
+		for _, c := range obs.Clusters {
+			obs.Members = append(obs.Members, c.ID)
+		}
 	}
 	return obs
 }
@@ -142,6 +152,44 @@ func fuzzZone(host int) *string {
 		return ptr("z2")
 	}
 	return ptr("z1")
+}
+
+// formerRecord is an import of ours naming the cluster "old", recorded with identity uid.
+func formerRecord(ns, name, uid string) *mcsv1beta1.ServiceImport {
+	return &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Labels:      map[string]string{names.ManagedByLabel: names.ManagedByValue},
+		Annotations: map[string]string{names.SourceClusterUIDsAnnotation: "old=" + uid}},
+		Spec:   mcsv1beta1.ServiceImportSpec{Type: mcsv1beta1.ClusterSetIP},
+		Status: mcsv1beta1.ServiceImportStatus{Clusters: []mcsv1beta1.ClusterStatus{{Cluster: "old"}}}}
+}
+
+// formerCopy is a copy of ours of an endpoint of "old".
+func formerCopy(ns, name string) *discoveryv1.EndpointSlice {
+	sl := mkSlice(ns, names.DerivedServiceName(name), names.EndpointSliceName(name, "old", name+"-x"), "10.98.0.1")
+	sl.Labels = map[string]string{names.EndpointSliceManagedByLabel: names.EndpointSliceManagedByValue, names.ManagedByLabel: names.ManagedByValue,
+		mcsv1beta1.LabelServiceName: name, mcsv1beta1.LabelSourceCluster: "old", discoveryv1.LabelServiceName: names.DerivedServiceName(name)}
+	return sl
+}
+
+// checkFormer: what was recorded under "old" is held, as a stranger's only when no read cluster
+// is known to have been "old"; no copy is ever made under it.
+func checkFormer(t *testing.T, obs Observed, d Desired) {
+	former := FormerIDs(obs)
+	if obs.Members == nil && len(former) > 0 {
+		t.Fatalf("former IDs %v without a known membership", former)
+	}
+	for id, cd := range d.Clusters {
+		for _, h := range cd.Held {
+			if h.Source == "old" && h.Outside != (obs.Members != nil && former["old"] == "") {
+				t.Fatalf("%s: held %+v, former IDs %v", id, h, former)
+			}
+		}
+		for _, sl := range cd.EndpointSlices {
+			if sl.Labels[mcsv1beta1.LabelSourceCluster] == "old" {
+				t.Fatalf("%s: a copy under the former ID: %s", id, sl.Name)
+			}
+		}
+	}
 }
 
 // lastService is c's Service ns/name, if genObserved made one.
@@ -221,6 +269,7 @@ func FuzzCompute(f *testing.F) {
 
 		checkConflicts(t, obs, d)
 		checkDesiredHints(t, obs, d)
+		checkFormer(t, obs, d)
 		checkValid(t, d)
 		checkFor(t, obs, d, acts)
 

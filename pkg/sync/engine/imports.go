@@ -74,6 +74,22 @@ func (e *exported) serviceImport(ci *clusterIndex, observedSvc *corev1.Service) 
 		annotations = map[string]string{}
 	}
 	annotations[names.DerivedServiceAnnotation] = e.derived
+	// Unread exporters this cluster recorded stay listed: not read is not "not exporting".
+	clusters := map[string]bool{}
+	for _, c := range append(slices.Clone(e.exporting), e.mem.heldSources(ci, e.key)...) {
+		clusters[c] = true
+	}
+	ids := sortedKeys(clusters)
+	// The identities of every cluster ci still holds records of, not only of those named now: a
+	// former ID's must outlast its place in status.clusters and its copies, which later rounds
+	// take away.
+	recorded := recordedSources(ci, e.key)
+	for _, c := range ids {
+		recorded[c] = true
+	}
+	if uids := e.mem.sourceUIDs(ci, e.key, sortedKeys(recorded)); uids != "" {
+		annotations[names.SourceClusterUIDsAnnotation] = uids
+	}
 
 	si := &mcsv1beta1.ServiceImport{
 		TypeMeta:   metav1.TypeMeta{APIVersion: mcsv1beta1.GroupVersion.String(), Kind: mcsv1beta1.ServiceImportKindName},
@@ -88,12 +104,7 @@ func (e *exported) serviceImport(ci *clusterIndex, observedSvc *corev1.Service) 
 			TrafficDistribution:   e.td,
 		},
 	}
-	// Unread exporters this cluster recorded stay listed: not read is not "not exporting".
-	clusters := map[string]bool{}
-	for _, c := range append(slices.Clone(e.exporting), e.mem.heldSources(ci, e.key)...) {
-		clusters[c] = true
-	}
-	for _, c := range sortedKeys(clusters) {
+	for _, c := range ids {
 		si.Status.Clusters = append(si.Status.Clusters, mcsv1beta1.ClusterStatus{Cluster: c})
 	}
 	if observedSvc != nil {

@@ -63,12 +63,17 @@ func indexClusters(obs Observed) []*clusterIndex {
 // stands: it does for every cluster that was not read, unless it was evicted.
 type membership struct {
 	read, evicted, members map[string]bool
+	uids                   map[string]string // the read clusters' identities (ObservedCluster.UID)
+	former                 map[string]string // FormerIDs
 }
 
 func newMembership(obs Observed) membership {
-	m := membership{read: map[string]bool{}, evicted: map[string]bool{}}
+	m := membership{read: map[string]bool{}, evicted: map[string]bool{}, uids: map[string]string{}}
 	for _, c := range obs.Clusters {
 		m.read[c.ID] = true
+		if c.UID != "" {
+			m.uids[c.ID] = c.UID
+		}
 	}
 	for _, id := range obs.Evicted {
 		m.evicted[id] = true
@@ -79,29 +84,45 @@ func newMembership(obs Observed) membership {
 			m.members[id] = true
 		}
 	}
+	m.former = m.formerIDs(obs)
 	return m
 }
 
 func (m membership) unread(id string) bool { return id != "" && !m.read[id] && !m.evicted[id] }
 
-func (m membership) outside(id string) bool { return m.members != nil && !m.members[id] }
+// outside says whether id is no member's, now or formerly.
+func (m membership) outside(id string) bool {
+	return m.members != nil && !m.members[id] && m.former[id] == ""
+}
 
 // heldSources are the unread source clusters that ci's own records of k name, sorted.
 func (m membership) heldSources(ci *clusterIndex, k key) []string {
 	set := map[string]bool{}
+	for id := range recordedSources(ci, k) {
+		if m.unread(id) {
+			set[id] = true
+		}
+	}
+	return sortedKeys(set)
+}
+
+// recordedSources are the source clusters ci's own records of k name: its import's
+// status.clusters and its copies' source-cluster labels.
+func recordedSources(ci *clusterIndex, k key) map[string]bool {
+	set := map[string]bool{}
 	if imp := ci.ix.Imports[k]; imp != nil && names.IsManaged(imp.Labels) {
 		for _, c := range imp.Status.Clusters {
-			if m.unread(c.Cluster) {
+			if c.Cluster != "" {
 				set[c.Cluster] = true
 			}
 		}
 	}
 	for _, s := range ci.copies[k] {
-		if src := s.Labels[mcsv1beta1.LabelSourceCluster]; m.unread(src) {
+		if src := s.Labels[mcsv1beta1.LabelSourceCluster]; src != "" {
 			set[src] = true
 		}
 	}
-	return sortedKeys(set)
+	return set
 }
 
 func sortedKeys(set map[string]bool) []string { return slices.Sorted(maps.Keys(set)) }

@@ -61,6 +61,10 @@ type Pruner interface {
 // ObservedCluster is one member cluster. IDs must be unique within an Observed.
 type ObservedCluster struct {
 	ID string
+	// UID is the cluster's own identity, whatever its ID: its kube-system namespace's UID, as
+	// KEP-2149 recommends for a cluster ID ("" unknown). The imports record it for every cluster
+	// they name, so that records under a member's former ID are known for its own (FormerIDs).
+	UID string
 	// Reachable false means the cache holds last-known objects: they still act as sources, but
 	// nothing is desired in or written to the cluster and it does not count for Ready.
 	Reachable bool
@@ -97,7 +101,7 @@ type ClusterDesired struct {
 type Held struct {
 	Kind, Namespace, Name string
 	Source                string // the unread source cluster
-	Outside               bool   // Source is not a member of the clusterset at all
+	Outside               bool   // Source is not a member of the clusterset at all, nor a member's former ID
 }
 
 // Conflict is one disagreement between the constituents of an exported service.

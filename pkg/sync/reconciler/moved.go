@@ -1,8 +1,10 @@
 package reconciler
 
-// A member known by another cluster ID than before (its ClusterProperty, read as it joined, says
-// otherwise than --contexts, or than when sync connected) moves what the clusterset recorded under
-// the old ID: the copies of its endpoints and its entry in the imports' status.clusters.
+// A member known by another cluster ID than before moves what the clusterset recorded under the
+// old ID: the copies of its endpoints and its entry in the imports' status.clusters. The old ID is
+// known two ways: this process knew the member by it (its ClusterProperty, read as it joined, says
+// otherwise than --contexts, or than when sync connected), or the imports record the member's
+// identity under it (engine.FormerIDs: the ID changed while no sync ran).
 
 import (
 	"slices"
@@ -19,7 +21,10 @@ import (
 // held writes none of them). Until then the old records stand, as any unread cluster's, so that a
 // consumer is never left without the member's endpoints in between.
 func (r *Reconciler) moved(obs engine.Observed) []string {
-	now := map[string]string{} // former ID -> the member's present ID
+	now := engine.FormerIDs(obs) // former ID -> the member's present ID
+	if now == nil {
+		now = map[string]string{}
+	}
 	for _, c := range r.clusters {
 		if !c.State().Joined {
 			continue

@@ -24,27 +24,46 @@ import (
 // import then names east alone. Before, member3 stood as an unread cluster for good, and its
 // copy beside east's gave consumers the same endpoints twice.
 func TestMovedIDCopiesGoOnceTheNewOnesAreWritten(t *testing.T) {
-	exporter := oneExporter(t)[0]
-	objs := []any{svcObj("demo", "serve"), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}}}
-	objs = append(objs, exporter.View().ServiceExports[0], exporter.View().EndpointSlices[0])
 	given := clusterset.Ref{Context: "member3", ID: "member3", IDSource: clusterset.IDFromContext}
-	east, err := member.Joined(&clusterset.Connection{Ref: clusterset.Ref{Context: "member3", ID: "east", IDSource: clusterset.IDFromProperty}, Given: given}, mcsapi.V1beta1, objs...)
+	movesOnce(t, &clusterset.Connection{Ref: clusterset.Ref{Context: "member3", ID: "east", IDSource: clusterset.IDFromProperty}, Given: given}, "member3", nil)
+}
+
+// member3's property said east when sync last ran, and says west now: this process never knew it
+// as east, but m2's import records east's identity, member3's kube-system UID. The copy under
+// east goes once west's is written, as above. Before, east stood as a cluster outside the
+// clusterset for good.
+func TestFormerIDRecordedByTheImportsMovesAfterARestart(t *testing.T) {
+	given := clusterset.Ref{Context: "member3", ID: "member3", IDSource: clusterset.IDFromContext}
+	movesOnce(t, &clusterset.Connection{Ref: clusterset.Ref{Context: "member3", ID: "west", IDSource: clusterset.IDFromProperty}, Given: given}, "east",
+		map[string]string{names.SourceClusterUIDsAnnotation: "east=uid-member3"})
+}
+
+// movesOnce: the exporter joins by conn, m2 holds its import and copy under oldID (the import
+// with annotations); one sync writes the copy under the exporter's ID, then deletes oldID's.
+func movesOnce(t *testing.T, conn *clusterset.Connection, oldID string, annotations map[string]string) {
+	t.Helper()
+	exporter := oneExporter(t)[0]
+	objs := []any{svcObj("demo", "serve"), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "demo"}, Status: corev1.NamespaceStatus{Phase: corev1.NamespaceActive}},
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: metav1.NamespaceSystem, UID: "uid-member3"}}}
+	objs = append(objs, exporter.View().ServiceExports[0], exporter.View().EndpointSlices[0])
+	moved, err := member.Joined(conn, mcsapi.V1beta1, objs...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	id := conn.ID
 	managed := map[string]string{names.ManagedByLabel: names.ManagedByValue}
-	imp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-imp", ResourceVersion: "5", Labels: managed},
+	imp := &mcsv1beta1.ServiceImport{ObjectMeta: metav1.ObjectMeta{Namespace: "demo", Name: "serve", UID: "u-imp", ResourceVersion: "5", Labels: managed, Annotations: annotations},
 		Spec:   mcsv1beta1.ServiceImportSpec{Type: mcsv1beta1.ClusterSetIP, Ports: []mcsv1beta1.ServicePort{{Name: "http", Port: 80, Protocol: corev1.ProtocolTCP}}},
-		Status: mcsv1beta1.ServiceImportStatus{Clusters: []mcsv1beta1.ClusterStatus{{Cluster: "member3"}}}}
+		Status: mcsv1beta1.ServiceImportStatus{Clusters: []mcsv1beta1.ClusterStatus{{Cluster: oldID}}}}
 	old := exporter.View().EndpointSlices[0].DeepCopy()
-	old.Name, old.UID, old.ResourceVersion = names.EndpointSliceName("serve", "member3", "serve-abc"), "u-old", "6"
+	old.Name, old.UID, old.ResourceVersion = names.EndpointSliceName("serve", oldID, "serve-abc"), "u-old", "6"
 	old.Labels = map[string]string{names.EndpointSliceManagedByLabel: names.EndpointSliceManagedByValue, names.ManagedByLabel: names.ManagedByValue,
-		mcsv1beta1.LabelServiceName: "serve", mcsv1beta1.LabelSourceCluster: "member3", discoveryv1.LabelServiceName: names.DerivedServiceName("serve")}
+		mcsv1beta1.LabelServiceName: "serve", mcsv1beta1.LabelSourceCluster: oldID, discoveryv1.LabelServiceName: names.DerivedServiceName("serve")}
 	consumer := readMember(t, "m2", corev1.NamespaceActive, imp, old)
 
 	var mu sync.Mutex
 	var log []write
-	clusters := []*target{{Cache: east}, consumer}
+	clusters := []*target{{Cache: moved}, consumer}
 	for _, c := range clusters {
 		dyn := fakeAPIServer(c.ID(), 0, &mu, &log, map[string]map[string]any{}, nil)
 		dyn.PrependReactor("delete", "*", func(a k8stesting.Action) (bool, runtime.Object, error) {
@@ -68,9 +87,9 @@ func TestMovedIDCopiesGoOnceTheNewOnesAreWritten(t *testing.T) {
 		}
 	}
 	mu.Unlock()
-	newName := names.EndpointSliceName("serve", "east", "serve-abc")
+	newName := names.EndpointSliceName("serve", id, "serve-abc")
 	if want := []string{" " + newName, "delete " + old.Name}; strings.Join(order, ",") != strings.Join(want, ",") {
-		t.Errorf("m2's slice writes %q, want the copy under east written, then member3's deleted", order)
+		t.Errorf("m2's slice writes %q, want the copy under %s written, then %s's deleted", order, id, oldID)
 	}
 	obs, _ := r.observe("demo", "serve")
 	for _, c := range obs.Clusters {
@@ -78,13 +97,13 @@ func TestMovedIDCopiesGoOnceTheNewOnesAreWritten(t *testing.T) {
 			continue
 		}
 		for _, s := range c.EndpointSlices {
-			if src := s.Labels[mcsv1beta1.LabelSourceCluster]; src != "east" {
+			if src := s.Labels[mcsv1beta1.LabelSourceCluster]; src != id {
 				t.Errorf("m2 still holds a copy from %q: %s", src, s.Name)
 			}
 		}
 		for _, si := range c.ServiceImports {
-			if len(si.Status.Clusters) != 1 || si.Status.Clusters[0].Cluster != "east" {
-				t.Errorf("m2's import names %v, want east alone", si.Status.Clusters)
+			if len(si.Status.Clusters) != 1 || si.Status.Clusters[0].Cluster != id {
+				t.Errorf("m2's import names %v, want %s alone", si.Status.Clusters, id)
 			}
 		}
 	}

@@ -42,7 +42,7 @@ func (r *Reconciler) observe(ns, name string) (obs engine.Observed, problems []s
 			obs.Evicted = append(obs.Evicted, id) // its endpoints leave the other clusters
 			continue
 		}
-		cs := engine.ObservedCluster{ID: id, Reachable: st.Reachable, ImportSchema: m.importSchema, ExportSchema: m.exportSchema}
+		cs := engine.ObservedCluster{ID: id, UID: m.SystemUID(), Reachable: st.Reachable, ImportSchema: m.importSchema, ExportSchema: m.exportSchema}
 		cs.Topology = m.Topology()
 		// A terminating namespace imports nothing: creates there would fail until it is gone.
 		if n, err := m.Namespace(ns); err == nil && n.DeletionTimestamp == nil && n.Status.Phase != corev1.NamespaceTerminating {
