@@ -168,3 +168,57 @@ func addresses(s discoveryv1.EndpointSlice) []string {
 	}
 	return out
 }
+
+// member3's ID changes from east to west while no sync runs, and member3 is down when sync
+// starts again: its identity cannot be read, so nothing tells east from a cluster outside the
+// clusterset, and the consumers keep east's copies, untouched, until member3 answers; it then
+// joins as west, and east's copies go once west's are written.
+func TestFormerIDKeptWhileTheMemberIsDown(t *testing.T) {
+	ns := namespace(t, "e2e-downid", members...)
+	deployment(t, "member3", ns, "serve", 1)
+	service(t, "member3", ns, "serve")
+	userExport(t, "member3", ns, "serve")
+	clusterIDProperty(t, "member3", "east")
+	waitFor(t, "member3's endpoint", func() bool { return len(sourceIPs(t, "member3", ns, "serve")) == 1 })
+	want := sourceIPs(t, "member3", ns, "serve")
+	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
+	consumers := []string{"member1", "member2"}
+	if why := onlyFromIn(t, ns, "east", want, members...); why != "" {
+		t.Fatalf("after a sync with member3's property saying east: %s", why)
+	}
+	if _, err := clients["member3"].dyn.Resource(cpGVR).Patch(context.Background(), "cluster.clusterset.k8s.io", types.MergePatchType,
+		[]byte(`{"spec":{"value":"west"}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatalf("member3: patching its ClusterProperty: %v", err)
+	}
+
+	testbed(t, "stop", "member3")
+	restarted := false
+	t.Cleanup(func() {
+		if !restarted {
+			testbed(t, "start", "member3")
+		}
+	})
+	stop := neverNone(t, ns, "serve", want, consumers...)
+	t.Cleanup(func() { stop() })
+	w := startWatch(t, ns)
+	waitFor(t, "sync --watch to find member3 down", func() bool { return strings.Contains(w.out.String(), "member not read yet") })
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(500 * time.Millisecond) {
+		if why := onlyFromIn(t, ns, "east", want, consumers...); why != "" {
+			t.Fatalf("member3 down, its identity unread: %s\nsync --watch:\n%s", why, w.out.String())
+		}
+	}
+	testbed(t, "start", "member3")
+	restarted = true
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		why := onlyFromIn(t, ns, "west", sourceIPs(t, "member3", ns, "serve"), members...)
+		if why == "" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("member3 back as west: %s\nsync --watch:\n%s", why, w.out.String())
+		}
+	}
+	if gaps := stop(); len(gaps) > 0 {
+		t.Errorf("a consumer held none of member3's endpoints: %s", strings.Join(gaps, "; "))
+	}
+}

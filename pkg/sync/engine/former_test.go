@@ -147,6 +147,8 @@ func TestFormerIDsOnlyOnASureRecord(t *testing.T) {
 		"east is a member still (unread)": func(o *Observed) { o.Members = append(slices.Clone(o.Members), "east") },
 		"membership unknown":              func(o *Observed) { o.Members = nil },
 		"identity of no read cluster":     func(o *Observed) { o.Clusters[0].UID = "uid-other" },
+		"west's identity unknown":         func(o *Observed) { o.Clusters[0].UID = "" },
+		"west unread":                     func(o *Observed) { *o = without(*o, "west") },
 		"identity shared by two clusters": func(o *Observed) { o.Clusters[1].UID = "uid-east" },
 		"records disagree": func(o *Observed) {
 			o.Clusters[0].ServiceImports[0].Annotations[names.SourceClusterUIDsAnnotation] = "east=uid-m1"
@@ -163,6 +165,12 @@ func TestFormerIDsOnlyOnASureRecord(t *testing.T) {
 			mutate(&obs)
 			if got := FormerIDs(obs); len(got) != 0 {
 				t.Errorf("FormerIDs %v, want none", got)
+			}
+			if name == "the record is not ours" {
+				return // an import not ours: nothing is imported there, whatever the IDs
+			}
+			if del := verbs(Plan(obs, Compute(obs)), "delete"); len(del) != 0 {
+				t.Errorf("east's records deleted: %q", del)
 			}
 		})
 	}
