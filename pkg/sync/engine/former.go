@@ -15,10 +15,11 @@ import (
 )
 
 // FormerIDs maps each former cluster ID the imports of obs record to the read member that had it:
-// an ID that no member has (obs.Members; nil: none is known to be former), read or evicted, which
-// every managed import naming it records with the UID of one same read cluster, and no other read
-// cluster has that UID (two contexts of one cluster: whose it was is unknown). Its records stand
-// until the caller evicts it (Observed.Evicted), once the records under the present ID are there.
+// an ID that no member has (obs.Members; nil: none is known to be former), not read nor evicted,
+// which every managed import recording it records with the UID of one same read cluster, a UID
+// no other read cluster has (two contexts of one cluster: whose it was is unknown). A member not
+// read, or whose UID is unknown, has no former ID. Its records stand until the caller evicts it
+// (Observed.Evicted), once the records under the present ID are there.
 func FormerIDs(obs Observed) map[string]string {
 	return newMembership(obs).former
 }
