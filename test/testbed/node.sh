@@ -21,6 +21,9 @@
 #                              nodes still there (exit 1 if any): make test-traffic runs it after down
 #
 # TESTBED_PROXY_MODE: kube-proxy's mode, iptables (the default) or nftables.
+# TESTBED_NODE_ZONES: NAME=ZONE,... the topology.kubernetes.io/zone label the kubelet registers
+# cluster NAME's node with (NAME= for none); a node not named is in zone-NAME, as a cloud's are
+# in some zone.
 # KUBECTL_MCS_BINARY, when set, also runs `kubectl mcs dns-server` in each node on 127.0.0.1:5353,
 # the address `kubectl mcs init --dns --dns-server=127.0.0.1:5353` makes CoreDNS forward to.
 set -euo pipefail
@@ -52,6 +55,11 @@ NETNS="mcs$tag-net" HOSTLINK="mcs${tag}h" HOSTIP="10.250.$seg.1"
 index_of() { local d=${1//[^0-9]/}; echo $((10#${d:-0} % 100)); }
 node_ip() { echo "10.250.$seg.$((100 + $(index_of "$1")))"; }
 pod_cidr() { echo "10.$(( $(index_of "$1") % 200 + 10 )).0.0/16"; }
+zone_of() {
+  local z="zone-$1" pair zones=${TESTBED_NODE_ZONES:-}
+  for pair in ${zones//,/ }; do [ "${pair%%=*}" = "$1" ] && z=${pair#*=}; done
+  echo "$z"
+}
 apiserver_port() { # the port of cluster $1's apiserver, from the bed's kubeconfig
   local server
   server=$(kubectl --kubeconfig "$TESTBED_DIR/$1.kubeconfig" config view --minify --context "$1" -o jsonpath='{.clusters[0].cluster.server}')
@@ -257,8 +265,10 @@ failSwapOn: false
 serializeImagePulls: false
 registerNode: true
 YAML
+  local zone; zone=$(zone_of "$name")
   spawn "$ns" "$d/pids/kubelet" "$d/logs/kubelet.log" "$KUBELET" --config "$d/kubelet.yaml" \
-    --kubeconfig "$d/kubeconfig" --root-dir "$d/kubelet" --node-ip "$ip" --hostname-override "$name-node" --v=1
+    --kubeconfig "$d/kubeconfig" --root-dir "$d/kubelet" --node-ip "$ip" --hostname-override "$name-node" --v=1 \
+    ${zone:+--node-labels "topology.kubernetes.io/zone=$zone"}
 
   cat >"$d/kube-proxy.yaml" <<YAML
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
@@ -286,7 +296,7 @@ YAML
   fi
   wait_for 60 "$name: node Ready" bash -c "kubectl --kubeconfig '$cfg' --context '$name' get node '$name-node' \
     -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
-  log "$name: node $name-node Ready at $ip, pods in $cidr"
+  log "$name: node $name-node Ready at $ip, pods in $cidr, zone ${zone:-none}"
 }
 
 # routes: every node reaches every other node's pod CIDR through that node.

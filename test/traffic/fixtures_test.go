@@ -40,7 +40,8 @@ func namespace(t *testing.T, prefix string) string {
 }
 
 // echo runs `replicas` echo pods named NAME in cluster c, answering on ports, and a Service of the
-// same name over them (headless when headless is set), and waits for the pods to be Ready.
+// same name over them (headless when headless is set), and waits for the pods to be Ready. Every
+// echo pod is labelled role=echo too, for a Service over the pods of several Deployments.
 func echo(t *testing.T, c, ns, name string, replicas int, ports []port, headless bool) {
 	t.Helper()
 	var tcp, udp, cports, sports []string
@@ -64,7 +65,7 @@ spec:
   replicas: %[3]d
   selector: {matchLabels: {app: %[1]s}}
   template:
-    metadata: {labels: {app: %[1]s}}
+    metadata: {labels: {app: %[1]s, role: echo}}
     spec:
       terminationGracePeriodSeconds: 1
       containers:
@@ -110,6 +111,12 @@ func scale(t *testing.T, c, ns, name string, replicas int) {
 // client starts the pod requests are made from, in the consumer cluster, and returns its name.
 func client(t *testing.T, ns string) string {
 	t.Helper()
+	return clientIn(t, consumer, ns)
+}
+
+// clientIn starts the pod requests are made from in cluster c.
+func clientIn(t *testing.T, c, ns string) string {
+	t.Helper()
 	manifest := fmt.Sprintf(`apiVersion: v1
 kind: Pod
 metadata: {name: client, namespace: %s}
@@ -120,14 +127,19 @@ spec:
     image: %s
     command: ["sleep", "infinity"]
 `, ns, image)
-	must(t, kubectl([]byte(manifest), consumer, "apply", "-f", "-"), "client pod")
-	must(t, kubectl(nil, consumer, "-n", ns, "wait", "--for=condition=Ready", "pod/client", "--timeout=90s"), "client pod Ready")
+	must(t, kubectl([]byte(manifest), c, "apply", "-f", "-"), "client pod in "+c)
+	must(t, kubectl(nil, c, "-n", ns, "wait", "--for=condition=Ready", "pod/client", "--timeout=90s"), "client pod Ready in "+c)
 	return "client"
 }
 
 // inClient runs a command in the client pod; a failing command is a result, not an error.
 func inClient(ns string, cmd ...string) result {
-	return kubectl(nil, consumer, append([]string{"-n", ns, "exec", "client", "--"}, cmd...)...)
+	return inClientOf(consumer, ns, cmd...)
+}
+
+// inClientOf runs a command in the client pod of cluster c.
+func inClientOf(c, ns string, cmd ...string) result {
+	return kubectl(nil, c, append([]string{"-n", ns, "exec", "client", "--"}, cmd...)...)
 }
 
 // get makes one HTTP request from the client pod; the answer is "POD CLUSTER tcp PORT". An
