@@ -56,6 +56,13 @@ spec:
 		ok := slices.Equal(h[home], []string{zone, zone}) && slices.Equal(h[away], []string{otherClusterZone, otherClusterZone})
 		return ok, fmt.Sprint(h)
 	})
+	// The members without the choice: no hints, their kube-proxies use every endpoint.
+	for _, c := range []string{away, elsewhere} {
+		eventually(t, 60*time.Second, c+"'s copies without hints", func() (bool, string) {
+			h := hints(t, c, ns, "serve")
+			return slices.Equal(h[home], []string{"-", "-"}) && slices.Equal(h[away], []string{"-", "-"}), fmt.Sprint(h)
+		})
+	}
 	url := "http://" + clustersetName("serve", ns) + "/"
 	eventually(t, 60*time.Second, "50 requests from "+home+" answered by "+home+" alone", func() (bool, string) {
 		a := burst(home, ns, url, 50)
@@ -94,6 +101,9 @@ spec:
 		t.Fatalf("before the scale-down, %d requests to the local Service failed after its first answer", n.after)
 	}
 	f, n := failover(far.since(down), ofCluster(away)), failover(near.since(down), isSpare)
+	if n.settled == nil {
+		t.Fatalf("after the scale-down, the local Service's last request was not answered by the spare: %v", n)
+	}
 	if f.after != 0 {
 		t.Errorf("after %s's first answer, %d requests to the clusterset IP failed or were answered by another cluster: %v", away, f.after, f)
 	}
