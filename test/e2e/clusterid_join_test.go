@@ -140,42 +140,65 @@ func TestCopiesMoveToTheClusterPropertyID(t *testing.T) {
 	}
 }
 
-// Two members down when `sync --watch` starts, whose ClusterProperties swap their context names
-// (member2 says member3, member3 says member2), both join under their properties' IDs once they
-// answer: neither waits for the other to join (they did, forever). The consumer holds each one's
-// endpoints under its property's ID.
+// Members down when `sync --watch` starts, whose ClusterProperties swap their context names
+// (member2 says member3, member3 says member2) or take each other's round a cycle (member1 says
+// member2, member2 member3, member3 member1), all join under their properties' IDs once they
+// answer: none waits for another to join (they did, forever). Every member holds each
+// exporter's endpoints under that exporter's property's ID.
 func TestSwappedClusterIDsJoin(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ids  map[string]string // context -> its property's cluster ID
+	}{
+		{"swap", map[string]string{"member2": "member3", "member3": "member2"}},
+		{"3-cycle", map[string]string{"member1": "member2", "member2": "member3", "member3": "member1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { swappedIDsJoin(t, tc.ids) })
+	}
+}
+
+func swappedIDsJoin(t *testing.T, ids map[string]string) {
 	ns := namespace(t, "e2e-swapid", members...)
-	for _, c := range []string{"member2", "member3"} {
+	ctxs := slices.Sorted(maps.Keys(ids))
+	for _, c := range ctxs {
 		deployment(t, c, ns, "serve", 1)
 		service(t, c, ns, "serve")
 		userExport(t, c, ns, "serve")
 	}
-	clusterIDProperty(t, "member2", "member3")
-	clusterIDProperty(t, "member3", "member2")
-	want := map[string][]string{"member3": sourceIPs(t, "member2", ns, "serve"), "member2": sourceIPs(t, "member3", ns, "serve")}
-	for _, c := range []string{"member2", "member3"} {
+	ips := map[string][]string{}
+	for _, c := range ctxs {
+		clusterIDProperty(t, c, ids[c])
+		ips[c] = sourceIPs(t, c, ns, "serve")
+	}
+	for _, c := range ctxs {
 		testbed(t, "stop", c)
 	}
 	restarted := false
 	t.Cleanup(func() {
 		if !restarted {
-			testbed(t, "start", "member2")
-			testbed(t, "start", "member3")
+			for _, c := range ctxs {
+				testbed(t, "start", c)
+			}
 		}
 	})
 	w := startWatch(t, ns)
-	waitFor(t, "sync --watch to find member2 and member3 down", func() bool {
-		out := w.out.String()
-		return strings.Count(out, "member not read yet") >= 2
+	waitFor(t, "sync --watch to find "+strings.Join(ctxs, ", ")+" down", func() bool {
+		return strings.Count(w.out.String(), "member not read yet") >= len(ctxs)
 	})
-	testbed(t, "start", "member2")
-	testbed(t, "start", "member3")
+	for _, c := range ctxs {
+		testbed(t, "start", c)
+	}
 	restarted = true
-	waitFor(t, "member1 to hold member2's endpoints under member3 and member3's under member2", func() bool {
-		return maps.EqualFunc(copiesBySource(t, "member1", ns, "serve"), want, slices.Equal)
-	})
-	for _, c := range []string{"member2", "member3"} {
+	for _, consumer := range members {
+		want := map[string][]string{}
+		for _, c := range ctxs {
+			want[ids[c]] = ips[c] // an exporter's derived Service holds its own endpoints too
+		}
+		waitFor(t, fmt.Sprintf("%s to hold each exporter's endpoints under its property's ID %v", consumer, ids), func() bool {
+			return maps.EqualFunc(copiesBySource(t, consumer, ns, "serve"), want, slices.Equal)
+		})
+	}
+	for _, c := range ctxs {
 		if !strings.Contains(w.out.String(), `"member joins under the cluster ID its ClusterProperty says" context="`+c+`"`) {
 			t.Errorf("sync --watch did not say %s joined under its property's ID:\n%s", c, w.out.String())
 		}
