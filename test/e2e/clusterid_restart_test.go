@@ -66,13 +66,7 @@ func TestFormerIDCopiesGoAfterARestart(t *testing.T) {
 // restartUnderNewID runs the scenario: change gives member3 its new ID (and returns it), restart
 // starts sync again and returns when it has or once it runs.
 func restartUnderNewID(t *testing.T, change func(*testing.T) string, restart func(t *testing.T, ns string)) {
-	ns := namespace(t, "e2e-restartid", members...)
-	deployment(t, "member3", ns, "serve", 1)
-	service(t, "member3", ns, "serve")
-	userExport(t, "member3", ns, "serve")
-	clusterIDProperty(t, "member3", "east")
-	waitFor(t, "member3's endpoint", func() bool { return len(sourceIPs(t, "member3", ns, "serve")) == 1 })
-	want := sourceIPs(t, "member3", ns, "serve")
+	ns, want := exportedAsEast(t, "e2e-restartid")
 	w := startWatch(t, ns)
 	waitFor(t, "east's copies in every member", func() bool { return onlyFromIn(t, ns, "east", want, members...) == "" })
 	w.kill()
@@ -174,13 +168,7 @@ func addresses(s discoveryv1.EndpointSlice) []string {
 // clusterset, and the consumers keep east's copies, untouched, until member3 answers; it then
 // joins as west, and east's copies go once west's are written.
 func TestFormerIDKeptWhileTheMemberIsDown(t *testing.T) {
-	ns := namespace(t, "e2e-downid", members...)
-	deployment(t, "member3", ns, "serve", 1)
-	service(t, "member3", ns, "serve")
-	userExport(t, "member3", ns, "serve")
-	clusterIDProperty(t, "member3", "east")
-	waitFor(t, "member3's endpoint", func() bool { return len(sourceIPs(t, "member3", ns, "serve")) == 1 })
-	want := sourceIPs(t, "member3", ns, "serve")
+	ns, want := exportedAsEast(t, "e2e-downid")
 	mustMCS(t, "sync", "-n", ns, "--contexts", allMembers)
 	consumers := []string{"member1", "member2"}
 	if why := onlyFromIn(t, ns, "east", want, members...); why != "" {
@@ -221,4 +209,17 @@ func TestFormerIDKeptWhileTheMemberIsDown(t *testing.T) {
 	if gaps := stop(); len(gaps) > 0 {
 		t.Errorf("a consumer held none of member3's endpoints: %s", strings.Join(gaps, "; "))
 	}
+}
+
+// exportedAsEast makes a namespace in every member and exports serve (one pod) from member3,
+// whose ClusterProperty says east; it returns the namespace and member3's endpoint address.
+func exportedAsEast(t *testing.T, prefix string) (string, []string) {
+	t.Helper()
+	ns := namespace(t, prefix, members...)
+	deployment(t, "member3", ns, "serve", 1)
+	service(t, "member3", ns, "serve")
+	userExport(t, "member3", ns, "serve")
+	clusterIDProperty(t, "member3", "east")
+	waitFor(t, "member3's endpoint", func() bool { return len(sourceIPs(t, "member3", ns, "serve")) == 1 })
+	return ns, sourceIPs(t, "member3", ns, "serve")
 }
