@@ -111,11 +111,13 @@ func (s *Server) Run(ctx context.Context) error {
 				klog.InfoS("waiting for the mcs-api CRDs; answering SERVFAIL meanwhile", "cluster", s.member.ID, "fix", shell.MCS("init").String())
 			}
 		}}})[0]
-	ctx, cancel := context.WithCancel(ctx)
+	// The member is read until the drain ends, not until ctx does: CoreDNS's pooled TCP
+	// connections go on reaching a draining replica, and a name created meanwhile must answer.
+	mctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	ended := make(chan struct{})
 	go func() {
 		defer close(ended)
-		m.Run(ctx)
+		m.Run(mctx)
 	}()
 	defer func() { cancel(); <-ended }() // nothing of the member's outlives Run
 	klog.V(2).InfoS("waiting for the caches to sync", "cluster", s.member.ID)
@@ -135,7 +137,7 @@ func (s *Server) Run(ctx context.Context) error {
 	}
 }
 
-// drain answers from the caches as they were for Drain, not ready meanwhile.
+// drain goes on answering, from caches still watched, for Drain, not ready meanwhile.
 func (s *Server) drain() {
 	if s.cfg.Drain <= 0 {
 		return

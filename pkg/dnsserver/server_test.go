@@ -240,21 +240,32 @@ func TestQuietByDefault(t *testing.T) {
 }
 
 // Once told to stop, the server is not ready but answers for its drain time, so that the
-// Service's other replica takes the new queries first; then it stops answering.
+// Service's other replica takes the new queries first; then it stops answering. While it drains it
+// still reads the member: CoreDNS's pooled TCP connections go on reaching it, and a service
+// exported meanwhile must not be NXDOMAIN there.
 func TestDrainsBeforeStopping(t *testing.T) {
-	m, _ := fakeMember(t, mcsapi.V1alpha1, nil, serviceImport(mcsapi.V1alpha1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
-	drain := 2 * time.Second
+	m, dc := fakeMember(t, mcsapi.V1alpha1, nil, serviceImport(mcsapi.V1alpha1, "serve", mcsv1beta1.ClusterSetIP, "10.96.0.10"))
+	drain := 3 * time.Second
 	s, done, stop := startDraining(t, m, drain)
 	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")
 	stop()
 	stopped := time.Now()
-	for deadline := stopped.Add(drain / 2); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+	late := serviceImport(mcsapi.V1alpha1, "late", mcsv1beta1.ClusterSetIP, "10.96.0.11")
+	if _, err := dc.Resource(mcsapi.GVR(mcsapi.V1alpha1, mcsapi.ServiceImports)).Namespace("demo").Create(context.Background(), late, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	lateAnswer := ""
+	for deadline := stopped.Add(drain * 2 / 3); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
 		if got := summary(query(t, s.Addr(), "udp", "serve.demo.svc.clusterset.local.", dns.TypeA)); got != "NOERROR 10.96.0.10" {
 			t.Fatalf("while draining: %q, want the answer", got)
 		}
+		lateAnswer = summary(query(t, s.Addr(), "tcp", "late.demo.svc.clusterset.local.", dns.TypeA))
 		if code := readyz(t, s); code != http.StatusServiceUnavailable {
 			t.Fatalf("/readyz while draining = %d, want 503", code)
 		}
+	}
+	if lateAnswer != "NOERROR 10.96.0.11" {
+		t.Errorf("a service imported while draining: %q, want NOERROR 10.96.0.11", lateAnswer)
 	}
 	if err := <-done; err != nil {
 		t.Fatal(err)
