@@ -35,8 +35,8 @@ type dnsServerProc struct {
 
 // startDNSServer runs the DNS server of member c on a free loopback port, logging every query
 // (-v=2), and waits until it answers from synced caches (SERVFAIL before). It is stopped by PID at
-// the end of the test; its log is shown when the test failed.
-func startDNSServer(t *testing.T, c string) *dnsServerProc {
+// the end of the test; its log is shown when the test failed. args go after dns-server's own.
+func startDNSServer(t *testing.T, c string, args ...string) *dnsServerProc {
 	t.Helper()
 	port, err := corednshost.FreePort()
 	if err != nil {
@@ -47,7 +47,7 @@ func startDNSServer(t *testing.T, c string) *dnsServerProc {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p.cmd = exec.Command(binary, "--kubeconfig", kubeconfig, "--context", c, "dns-server", "--listen", p.addr, "-v=2")
+	p.cmd = exec.Command(binary, append([]string{"--kubeconfig", kubeconfig, "--context", c, "dns-server", "--listen", p.addr, "-v=2"}, args...)...)
 	p.cmd.Env = append(os.Environ(), "KUBECTL_MCS_CONTEXTS=")
 	p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	// Its own process group: an interrupted test run does not leave it to signals meant for go test.
