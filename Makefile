@@ -244,7 +244,7 @@ test-production: build testbed-build
 
 # A soak of the real-node suites: test-traffic, test-production and conformance RUNS times each
 # (default 5) on one bed each, with half the cores kept busy beside them (test/repeat.sh); then
-# every test's pass count. Not part of make test: about RUNS x 25 minutes.
+# every test's pass count. Not part of make test: about RUNS x 22 minutes.
 test-repeat: RUNS = 5
 test-repeat: build testbed-build
 	@bash test/repeat.sh $(RUNS) $(MAKE) --no-print-directory test-traffic test-production conformance RUNS=$(RUNS) \
