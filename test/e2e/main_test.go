@@ -95,6 +95,9 @@ func setup() error {
 		if err != nil {
 			return fmt.Errorf("context %s: %w", ctx, err)
 		}
+		// The tests' own reads are not rate-limited: client-go's default 5 QPS made listing
+		// every watched resource of the members (diagnoseRun, before and after) take 7 s.
+		cfg.QPS, cfg.RateLimiter = -1, nil
 		c := &cluster{}
 		c.kube = kubernetes.NewForConfigOrDie(cfg)
 		c.dyn = dynamic.NewForConfigOrDie(cfg)
