@@ -23,10 +23,9 @@ import (
 // tested is the DNS server's read of its member, not sync.
 func TestDNSServerBackAfterALongOutage(t *testing.T) {
 	ns := namespace(t, "e2e-dnsback", "member3")
-	create := func(name, ip string) error { return createImport(ns, name, ip) }
 	p := startDNSServer(t, "member3")
 	answers := func(name, ip string) bool { return answersA(p.addr, name+"."+ns+".svc.clusterset.local.", ip) }
-	if err := create("before", "10.96.250.1"); err != nil {
+	if err := createImport(ns, "before", "10.96.250.1"); err != nil {
 		t.Fatalf("member3: creating ServiceImport before: %v", err)
 	}
 	waitFor(t, "before answered", func() bool { return answers("before", "10.96.250.1") })
@@ -48,7 +47,7 @@ func TestDNSServerBackAfterALongOutage(t *testing.T) {
 	restarted = true
 
 	if err := wait.PollUntilContextTimeout(context.Background(), 200*time.Millisecond, 30*time.Second, true, func(context.Context) (bool, error) {
-		return create("after", "10.96.250.2") == nil, nil
+		return createImport(ns, "after", "10.96.250.2") == nil, nil
 	}); err != nil {
 		t.Fatalf("member3: creating ServiceImport after the restart: %v", err)
 	}
