@@ -132,10 +132,12 @@ alive() {
   [ -n "$pid" ] && [ -e "/proc/$pid" ] && grep -qF "$(cat "$1.cmd")" "/proc/$pid/cmdline" 2>/dev/null
 }
 
-# spawn NAME PIDFILE LOG CMD...: start CMD in the node's namespace, record its PID.
+# spawn NAME PIDFILE LOG CMD...: start CMD in the node's namespace, record its PID. In a session
+# of its own: a signal to the run's process group (Ctrl-C) leaves it to down, which also stops the
+# containerd shims it started. setsid does not fork here (a background job leads no group).
 spawn() {
   local ns=$1 pidfile=$2 logf=$3; shift 3
-  nsenter --net="/run/netns/$ns" "$@" >"$logf" 2>&1 </dev/null &
+  setsid nsenter --net="/run/netns/$ns" "$@" >"$logf" 2>&1 </dev/null &
   echo $! >"$pidfile"
   echo -n "$1" >"$pidfile.cmd"
 }
@@ -325,7 +327,15 @@ node_down() {
     for id in $("${ctr[@]}" tasks ls -q 2>/dev/null); do "${ctr[@]}" tasks delete -f "$id" >/dev/null 2>&1 || true; done
     for id in $("${ctr[@]}" containers ls -q 2>/dev/null); do "${ctr[@]}" containers delete "$id" >/dev/null 2>&1 || true; done
   fi
+  local cpid; cpid=$(cat "$d/pids/containerd" 2>/dev/null || true)
   stop "$d/pids/containerd"
+  # The shims of a containerd that was gone before down are in no node cgroup, but in its session
+  # (spawn's setsid), and they name its socket.
+  if [ -n "$cpid" ]; then
+    for p in $(ps -eo pid=,sid= | awk -v s="$cpid" '$2 == s {print $1}'); do
+      grep -qF "$d/containerd.sock" "/proc/$p/cmdline" 2>/dev/null && kill -KILL "$p" 2>/dev/null || true
+    done
+  fi
   # Anything containerd could not reach is still in the node's cgroups.
   for c in $(cgroup_dirs "$name"); do
     [ -d "$c" ] || continue
