@@ -83,6 +83,8 @@ build() {
 
 # shellcheck source=bins.sh
 . "$here/bins.sh"
+# shellcheck source=ports.sh
+. "$here/ports.sh"
 
 kc() { kubectl --kubeconfig "$CFG" --context "$NAME" "$@"; }
 
@@ -126,7 +128,8 @@ apiserver() {
   # --proxy-client-cert-file (admin.crt, CN kwok-admin) is the name aggregation allows.
   # kwokctl v0.8.0 indexes its per-component patches by the position of a component's first
   # --extra-args (it panics otherwise): the first argument of each component comes first, in order.
-  "$KWOKCTL" create cluster --name "$NAME" --runtime binary --quiet-pull \
+  ports_config "$NAME" "$CP/kwokctl.yaml" || return 1
+  "$KWOKCTL" create cluster --config "$CP/kwokctl.yaml" --name "$NAME" --runtime binary --quiet-pull \
     --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
     --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
     --disable kube-scheduler,kwok-controller \
@@ -381,6 +384,7 @@ case "$cmd" in
     bins >/dev/null 2>&1 || KWOKCTL=$(ls -d "$CACHE"/bin/kwok-*/ 2>/dev/null | tail -n 1)kwokctl
     stop_processes
     "$KWOKCTL" delete cluster --name "$NAME" >/dev/null 2>&1 || true
+    release_ports "$NAME"
     netns_down
     # The logs outlive the control plane, for a failed test's post-mortem (the last down's only).
     rm -rf "$TESTBED_DIR/karmada-logs"

@@ -20,8 +20,7 @@
 # TESTBED_LIGHT=1 starts light clusters: kube-apiserver and etcd only (no scheduler,
 # controller-manager, kwok or Node), for the benchmark that writes its EndpointSlices itself
 # (make bench-clusters). Nothing deletes a namespace's content there: bench -light does it.
-# They start TESTBED_LIGHT_JOBS (default 8) at a time, each on ports of its own below kwokctl's
-# (which it picks from 32767 down), so that no machine-wide lock serializes them.
+# They start TESTBED_LIGHT_JOBS (default 8) at a time.
 #
 # Contexts in $TESTBED_KUBECONFIG are named after the clusters. Each cluster gets one fake Node
 # (kwok) with its own pod CIDR, so Deployments get Running pods with distinct IPs and the real
@@ -36,6 +35,8 @@ export KWOK_WORKDIR="$TESTBED_DIR/kwok"
 
 # shellcheck source=bins.sh
 . "$here/bins.sh"
+# shellcheck source=ports.sh
+. "$here/ports.sh"
 
 # The cluster's index picks its pod CIDR, so pod IPs differ across clusters as in a real clusterset.
 index_of() { local d=${1//[^0-9]/}; echo $((10#${d:-0})); }
@@ -54,16 +55,6 @@ light_as_asked() {
   grep -q 'name: kube-controller-manager$' "$KWOK_WORKDIR/clusters/$1/kwok.yaml" 2>/dev/null || has=1
   if is_light; then [ $has = 1 ]; else [ $has = 0 ]; fi
 }
-
-# The ports of light cluster NAME: apiserver, etcd client and peer, from a band of 200 chosen by
-# the bed's directory (20000-27999), three per cluster index.
-light_ports() {
-  local base i
-  base=$((20000 + $(cksum <<<"$TESTBED_DIR" | cut -d' ' -f1) % 40 * 200)) i=$(( $(index_of "$1") % 66 ))
-  echo $((base + 3 * i)) $((base + 3 * i + 1)) $((base + 3 * i + 2))
-}
-
-port_taken() { command -v ss >/dev/null && [ -n "$(ss -Hltn "sport = :$1" 2>/dev/null)" ]; }
 
 # up_light starts light clusters side by side, TESTBED_LIGHT_JOBS at a time, once it has found
 # which run already, one after another (kwokctl's list of clusters can fail while another is being
@@ -86,12 +77,6 @@ is_realnode() {
   return 1
 }
 
-with_ports_lock() {
-  if ! command -v flock >/dev/null 2>&1; then "$@"; return; fi
-  mkdir -p "$CACHE"
-  flock -o "$CACHE/.testbed-ports.lock" "$@"
-}
-
 # up_one NAME [check]: with check, only says whether NAME runs as asked (and keeps it).
 up_one() {
   local name=$1 idx cfg range cidrs node=()
@@ -110,19 +95,10 @@ up_one() {
   # Pods reach the apiserver at the host's address on the bed's segment (node.sh address): it is
   # advertised (the kubernetes Service leads there) and, with the Service's first IP, named in the
   # serving certificate kwokctl signs with the cluster's CA, which pods get as their ca.crt.
-  local want="--service-cluster-ip-range=$range" conf= kcm=(--extra-args kube-controller-manager=service-cluster-ip-range=$range)
-  local lock=with_ports_lock
+  local want="--service-cluster-ip-range=$range" conf="$TESTBED_DIR/$name.kwokctl.yaml" options=
+  local kcm=(--extra-args kube-controller-manager=service-cluster-ip-range=$range)
   if is_light; then
     node=(--disable kube-scheduler --disable kube-controller-manager --disable kwok-controller) kcm=()
-    local ports p; read -r -a ports <<<"$(light_ports "$name")"
-    lock=
-    for p in "${ports[@]}"; do port_taken "$p" && lock=with_ports_lock; done
-    if [ -z "$lock" ]; then
-      conf="$TESTBED_DIR/$name.kwokctl.yaml"
-      printf '%s\n' 'apiVersion: config.kwok.x-k8s.io/v1alpha1' 'kind: KwokctlConfiguration' \
-        "options: {kubeApiserverPort: ${ports[0]}, etcdPort: ${ports[1]}, etcdPeerPort: ${ports[2]}}" >"$conf"
-      node+=(--config "$conf")
-    fi
   fi
   if is_realnode "$name"; then
     local hostip sans; hostip=$(bash "$here/node.sh" address) sans="$hostip, 10.96.0.1"
@@ -130,10 +106,7 @@ up_one() {
     want="--advertise-address=$hostip"
     node=(--disable kwok-controller --extra-args kube-apiserver=kubelet-preferred-address-types=InternalIP
       --extra-args "kube-apiserver=advertise-address=$hostip")
-    conf="$TESTBED_DIR/$name.kwokctl.yaml"
-    printf '%s\n' 'apiVersion: config.kwok.x-k8s.io/v1alpha1' 'kind: KwokctlConfiguration' \
-      "options: {kubeApiserverCertSANs: [$sans]}" >"$conf"
-    node+=(--config "$conf")
+    options="kubeApiserverCertSANs: [$sans], "
   fi
   # A running cluster is kept only when it has the stack asked for (a Node's pod CIDRs cannot
   # change) and, with a real node, the address pods use.
@@ -142,19 +115,15 @@ up_one() {
     grep -q -- "$want\$" "$KWOK_WORKDIR/clusters/$name/kwok.yaml" 2>/dev/null &&
     light_as_asked "$name"; then
     echo "testbed: $name already running" >&2
-    [ -z "$conf" ] || rm -f "$conf"
   elif [ "${2:-}" = check ]; then
-    [ -z "$conf" ] || rm -f "$conf"
     return 1
   else
     # Leftovers of a cluster whose processes are gone (a killed session, a reboot) are cleared
     # first: kwokctl merges into an existing kubeconfig, so a stale one would clash.
     "$KWOKCTL" delete cluster --name "$name" >/dev/null 2>&1 || true
     rm -f "$cfg"
-    # kwokctl picks free ports at create and binds them at start: two beds created at once on
-    # one machine picked the same ports. Creates are serialized machine-wide (flock, where there is one;
-    # -o: the clusters' processes must not inherit the lock).
-    $lock "$KWOKCTL" create cluster --name "$name" --runtime binary --quiet-pull \
+    ports_config "$name" "$conf" "$options" || return 1
+    "$KWOKCTL" create cluster --config "$conf" --name "$name" --runtime binary --quiet-pull \
       --kube-apiserver-binary "$APISERVER" --kube-controller-manager-binary "$CONTROLLER_MANAGER" \
       --kube-scheduler-binary "$SCHEDULER" --kwok-controller-binary "$KWOK" --etcd-binary "$ETCD" \
       --extra-args kube-apiserver=service-cluster-ip-range=$range \
@@ -190,9 +159,9 @@ merge_kubeconfig() {
   mv "$TESTBED_KUBECONFIG.tmp" "$TESTBED_KUBECONFIG"
 }
 
-# kwokctl picks free ports when it creates a cluster. While a cluster is stopped, a cluster of
-# another test bed on the same machine may take them; starting it again would then fail to bind,
-# or (etcd's port taken, the apiserver's free) point our apiserver at someone else's etcd. Refuse.
+# A stopped cluster's ports stay claimed (ports.sh), but a program other than a test bed may still
+# take one; starting it again would then fail to bind, or (etcd's port taken, the apiserver's
+# free) point our apiserver at someone else's etcd. Refuse.
 check_ports() {
   local n=$1 p pid
   command -v ss >/dev/null || return 0
@@ -240,6 +209,7 @@ case "$cmd" in
     for n in "$@"; do
       "$KWOKCTL" delete cluster --name "$n" >/dev/null 2>&1 || true
       rm -f "$TESTBED_DIR/$n.kubeconfig"
+      release_ports "$n"
     done
     merge_kubeconfig
     echo "testbed: down: $*" >&2
