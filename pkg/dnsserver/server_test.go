@@ -250,6 +250,13 @@ func TestDrainsBeforeStopping(t *testing.T) {
 	eventually(t, s, "serve.demo.svc.clusterset.local.", dns.TypeA, "NOERROR 10.96.0.10")
 	stop()
 	stopped := time.Now()
+	// Run's goroutine sees the stop, not stop() itself: on a loaded machine that takes a moment.
+	for code := readyz(t, s); code != http.StatusServiceUnavailable; code = readyz(t, s) {
+		if time.Since(stopped) > drain/3 {
+			t.Fatalf("/readyz = %d %s after the stop, want 503", code, time.Since(stopped))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	late := serviceImport(mcsapi.V1alpha1, "late", mcsv1beta1.ClusterSetIP, "10.96.0.11")
 	if _, err := dc.Resource(mcsapi.GVR(mcsapi.V1alpha1, mcsapi.ServiceImports)).Namespace("demo").Create(context.Background(), late, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
